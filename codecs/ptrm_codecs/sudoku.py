@@ -1,0 +1,1 @@
+"""Sudoku codec (placeholder until the full codec lands)."""

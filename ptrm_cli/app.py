@@ -1,0 +1,81 @@
+"""The `ptrm` command line: a Typer root app with one module per command under commands/."""
+
+from __future__ import annotations
+
+import logging
+import sys
+import warnings
+
+import typer
+from typer.core import TyperGroup
+
+from . import __version__
+from .commands import build_data, codecs, eval as eval_cmd, solve, train
+from .console import err_console
+from .errors import PtrmError
+
+HELP = """\
+Probabilistic Tiny Recursive Models for grid puzzles.
+
+Train a Tiny Recursive Model (TRM) on puzzles, then solve with K noisy rollouts and pick the
+answer with the model's own Q head (PTRM).
+
+  ptrm solve puzzle.txt --K 100      solve one puzzle (URL, pzprv3 text or grid)
+  ptrm eval --split golden           PTRM vs deterministic TRM on a benchmark split
+  ptrm build-data DIR --out data/    build a dataset from PPBench JSONL and other sources
+  ptrm train config.yaml             train a TRM
+  ptrm codecs                        list the installed puzzle types
+"""
+
+
+class _Group(TyperGroup):
+    """Turns user errors into one clear message and an exit code, never a traceback."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except PtrmError as e:
+            err_console.print(f"[bold red]error:[/] {e}", highlight=False)
+            if e.hint:
+                err_console.print(f"[dim]hint:[/] {e.hint}", highlight=False)
+            raise typer.Exit(e.exit_code)
+        except KeyboardInterrupt:
+            err_console.print("[yellow]interrupted[/]")
+            raise typer.Exit(130)
+
+
+app = typer.Typer(cls=_Group, help=HELP, no_args_is_help=True, add_completion=False,
+                  rich_markup_mode="rich", pretty_exceptions_show_locals=False)
+
+
+def _version(value: bool):
+    if value:
+        typer.echo(f"ptrm {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Log more detail to stderr."),
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                 help="Print the version and exit."),
+):
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    if not verbose:
+        warnings.filterwarnings("ignore", category=UserWarning, module="torch")
+
+
+app.command("solve")(solve.solve)
+app.command("eval")(eval_cmd.evaluate)
+app.command("build-data")(build_data.build_data)
+app.command("train")(train.train)
+app.command("codecs")(codecs.list_codecs)
+
+
+def main():
+    app()
+
+
+if __name__ == "__main__":
+    main()

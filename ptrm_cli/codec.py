@@ -1,0 +1,309 @@
+"""The codec plugin contract and the registry that finds codecs through entry points.
+
+A codec owns everything about one puzzle type: reading its text formats, turning a puzzle (and
+a solution) into a fixed-length token sequence of its *family*, turning predicted tokens back
+into a solution, checking a solution against the rules, the 8 grid symmetries, partial
+solutions for trajectory augmentation, and rendering. The engine only ever sees token arrays.
+
+Codecs are found only through the entry-point group ``ptrm.codecs`` (the built-in ones too):
+
+    [project.entry-points."ptrm.codecs"]
+    mytype = "my_package.mytype:MyTypeCodec"
+
+The entry point names a `Codec` subclass (or an instance). A plugin that fails to import is
+reported by name and skipped; the rest keep working.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import metadata
+from typing import Any
+
+import numpy as np
+
+from .errors import CodecNotFound, ParseError, PtrmError
+from .vocab import Vocab
+
+ENTRY_POINT_GROUP = "ptrm.codecs"
+
+
+# -- data types ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Family:
+    """A token-grid shape plus one vocabulary, shared by all codecs that one model serves."""
+
+    name: str
+    rows: int
+    cols: int
+    vocab: Vocab
+
+    @property
+    def seq_len(self) -> int:
+        return self.rows * self.cols
+
+
+@dataclass(eq=False)
+class Puzzle:
+    """One puzzle. `clues` is the codec's own representation (documented by the codec);
+    `meta` carries where it came from (source file, PPBench pid, janko id) and is not part of
+    its identity — `Codec.key` is."""
+
+    type: str
+    rows: int
+    cols: int
+    clues: Any
+    meta: dict = field(default_factory=dict)
+
+
+@dataclass(eq=False)
+class Solution:
+    """A (possibly partial) answer: one integer per cell, meaning defined by the codec.
+    Every codec documents its values and which one means "nothing entered yet" (`Codec.EMPTY`)."""
+
+    type: str
+    grid: np.ndarray  # [rows, cols] int
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, Solution) and self.type == other.type
+                and self.grid.shape == other.grid.shape and bool((self.grid == other.grid).all()))
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One broken rule. `code` is pzpr.js's fail code where one exists (e.g. ``bkDupNum``)."""
+
+    code: str
+    message: str
+    cells: tuple[tuple[int, int], ...] = ()
+
+
+@dataclass
+class Parsed:
+    """What `Codec.parse` returns: the puzzle, the answer if the text held one, the format."""
+
+    puzzle: Puzzle
+    solution: Solution | None = None
+    format: str = "unknown"  # "url" | "pzprv3" | "grid" | ...
+
+
+# -- the contract ----------------------------------------------------------------------------
+
+class Codec(ABC):
+    """Base class for puzzle codecs. Subclasses set the class attributes and implement the
+    abstract methods; the rest have working defaults."""
+
+    #: codec name, also the PPBench/pzpr.js pid where there is one ("lightup")
+    name: str = ""
+    #: one-line description for `ptrm codecs`
+    description: str = ""
+    #: puzz.link URL ids this codec reads ("akari" for lightup)
+    url_ids: tuple[str, ...] = ()
+    #: families it can encode into; the first is the default
+    families: tuple[Family, ...] = ()
+    #: the Solution value meaning "nothing entered" in a cell
+    EMPTY: int = 0
+
+    # -- parsing ---------------------------------------------------------------------------
+    @abstractmethod
+    def parse(self, text: str, *, source: str | None = None) -> Parsed:
+        """Read a puzz.link URL, pzprv3 text or this codec's plain grid text. Raise `ParseError`
+        naming the source, the line and what was expected."""
+
+    def sniff(self, text: str) -> bool:
+        """True if `text` is, unambiguously, this codec's plain-grid format without a header
+        line. Used by auto-detection after URLs, pzprv3 text and header lines."""
+        return False
+
+    def from_record(self, record: dict, *, source: str | None = None) -> tuple[Puzzle, Solution]:
+        """A dataset record (a PPBench JSONL line, a janko entry, a ptrm record) -> puzzle and
+        its full solution."""
+        raise ParseError(f"{self.name}: dataset records are not supported", source=source)
+
+    # -- writing ---------------------------------------------------------------------------
+    def to_url(self, puzzle: Puzzle) -> str:
+        raise PtrmError(f"{self.name}: no puzz.link URL form")
+
+    def to_pzprv3(self, puzzle: Puzzle, solution: Solution | None = None) -> str:
+        raise PtrmError(f"{self.name}: no pzprv3 form")
+
+    def key(self, puzzle: Puzzle) -> str:
+        """A string that identifies the puzzle (same clues, same key). Default: its URL."""
+        return self.to_url(puzzle)
+
+    # -- tokens ----------------------------------------------------------------------------
+    def family(self, name: str | None = None) -> Family:
+        if name is None:
+            return self.families[0]
+        for f in self.families:
+            if f.name == name:
+                return f
+        raise PtrmError(f"codec {self.name!r} has no family {name!r} "
+                        f"(it has: {', '.join(f.name for f in self.families)})")
+
+    def family_for(self, vocab: Vocab) -> Family:
+        """The family whose vocabulary is exactly `vocab` (a checkpoint's or dataset's)."""
+        for f in self.families:
+            if f.vocab.family == vocab.family:
+                f.vocab.check_same(vocab, what=f"codec {self.name!r}", other_what="the model")
+                return f
+        raise PtrmError(f"codec {self.name!r} cannot encode for a {vocab.family!r} model "
+                        f"(its families: {', '.join(f.name for f in self.families)})")
+
+    @abstractmethod
+    def encode(self, puzzle: Puzzle, state: Solution | None = None,
+               family: Family | None = None) -> np.ndarray:
+        """Input tokens [seq_len] (int64) for the puzzle, with an optional partial solution
+        (trajectory state) filled in. Raise a clear `PtrmError` if the puzzle does not fit the
+        family (size, a clue outside the token range)."""
+
+    @abstractmethod
+    def encode_label(self, puzzle: Puzzle, solution: Solution,
+                     family: Family | None = None) -> np.ndarray:
+        """Label tokens [seq_len] for the full solution. PAD (0) marks cells the loss ignores."""
+
+    @abstractmethod
+    def decode(self, puzzle: Puzzle, tokens: np.ndarray,
+               family: Family | None = None) -> Solution:
+        """Predicted tokens -> solution. Tokens that mean nothing at a cell decode to EMPTY
+        (the verifier then rejects the solution); never raises on model output."""
+
+    # -- rules -----------------------------------------------------------------------------
+    @abstractmethod
+    def verify(self, puzzle: Puzzle, solution: Solution) -> list[Violation]:
+        """All broken rules, in pzpr.js checklist order; empty means solved."""
+
+    # -- augmentation ----------------------------------------------------------------------
+    @abstractmethod
+    def transform(self, puzzle: Puzzle, solution: Solution | None,
+                  t: int) -> tuple[Puzzle, Solution | None]:
+        """Apply dihedral symmetry t (see `ptrm_cli.dihedral`) to puzzle and solution."""
+
+    def required_cells(self, puzzle: Puzzle, solution: Solution) -> list[tuple[int, int]]:
+        """The cells a solver must fill (PPBench's `moves_required`), row-major."""
+        rows, cols = np.nonzero(solution.grid != self.EMPTY)
+        return [(int(r), int(c)) for r, c in zip(rows, cols) if self.is_answer_cell(puzzle, r, c)]
+
+    def is_answer_cell(self, puzzle: Puzzle, r: int, c: int) -> bool:
+        """False for cells the solver cannot change (givens, walls, clue cells)."""
+        return True
+
+    def trajectory(self, puzzle: Puzzle, solution: Solution, k: int) -> Solution:
+        """The partial solution after the first k required moves (row-major order)."""
+        grid = np.full_like(solution.grid, self.EMPTY)
+        for r, c in self.required_cells(puzzle, solution)[:k]:
+            grid[r, c] = solution.grid[r, c]
+        return Solution(self.name, grid)
+
+    # -- people ----------------------------------------------------------------------------
+    @abstractmethod
+    def render(self, puzzle: Puzzle, solution: Solution | None = None) -> Any:
+        """A Rich renderable of the puzzle, with the solution drawn in when given."""
+
+    def solution_url(self, puzzle: Puzzle, solution: Solution) -> str | None:
+        """A link that opens the solved puzzle in an editor, where the format allows it."""
+        return None
+
+
+# -- registry --------------------------------------------------------------------------------
+
+@dataclass
+class Registered:
+    codec: Codec
+    provider: str  # distribution name and version, e.g. "ptrm 0.1.0"
+    entry_point: str
+
+
+@lru_cache(maxsize=1)
+def _load() -> dict[str, Registered]:
+    found: dict[str, Registered] = {}
+    for ep in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        try:
+            obj = ep.load()
+            codec = obj() if isinstance(obj, type) else obj
+            if not isinstance(codec, Codec):
+                raise TypeError(f"{ep.value} is not a ptrm Codec")
+            if codec.name != ep.name:
+                raise TypeError(f"entry point {ep.name!r} loads a codec named {codec.name!r}")
+        except Exception as e:  # a broken plugin must not take the CLI down
+            warnings.warn(f"ptrm: codec plugin {ep.name!r} ({ep.value}) failed to load: {e}",
+                          stacklevel=2)
+            continue
+        dist = getattr(ep, "dist", None)
+        provider = f"{dist.name} {dist.version}" if dist is not None else "?"
+        if ep.name in found:
+            warnings.warn(f"ptrm: codec {ep.name!r} is registered twice; keeping "
+                          f"{found[ep.name].provider}", stacklevel=2)
+            continue
+        found[ep.name] = Registered(codec, provider, ep.value)
+    return found
+
+
+def registered() -> dict[str, Registered]:
+    """Every installed codec, by name."""
+    return dict(_load())
+
+
+def reload() -> None:
+    """Forget the cached entry points (after installing a plugin in the same process)."""
+    _load.cache_clear()
+
+
+def get(name: str) -> Codec:
+    codecs = _load()
+    if name in codecs:
+        return codecs[name].codec
+    for reg in codecs.values():
+        if name in reg.codec.url_ids:
+            return reg.codec
+    known = ", ".join(sorted(codecs)) or "none"
+    raise CodecNotFound(f"unknown puzzle type {name!r} (installed codecs: {known})",
+                        hint="`ptrm codecs` lists them; plugins add more")
+
+
+_URL = re.compile(r"^\s*(?:https?://)?[^?\s]*\?([A-Za-z0-9_]+)/")
+
+
+def detect(text: str, *, source: str | None = None) -> Codec:
+    """Find the codec for a puzzle text: a puzz.link URL names its type, pzprv3 text names it
+    on its second line, a plain grid may name it on its first line; otherwise the codecs'
+    `sniff` must agree on exactly one."""
+    stripped = text.strip()
+    if not stripped:
+        raise ParseError("empty input: expected a puzz.link URL, pzprv3 text or a puzzle grid",
+                         source=source)
+    m = _URL.match(stripped)
+    if m:
+        urlid = m.group(1)
+        if urlid == "pzprv3":  # pzprv3 text packed into a URL: ?pzprv3/<pid>/...
+            urlid = stripped.split("?pzprv3/", 1)[1].split("/", 1)[0]
+        return get(urlid)
+    lines = [ln.strip() for ln in stripped.splitlines()]
+    if lines[0].startswith("pzprv3"):
+        if len(lines) < 2:
+            raise ParseError("pzprv3 text ends after its first line: expected the puzzle type",
+                             source=source, line=1)
+        return get(lines[1])
+    first = lines[0].lower()
+    if first in _load():
+        return _load()[first].codec
+    candidates = [reg.codec for reg in _load().values() if reg.codec.sniff(stripped)]
+    if len(candidates) == 1:
+        return candidates[0]
+    if not candidates:
+        raise ParseError("cannot tell the puzzle type: expected a puzz.link URL, pzprv3 text, "
+                         "or a grid whose first line names the type",
+                         source=source, hint="pass --codec TYPE")
+    names = ", ".join(c.name for c in candidates)
+    raise ParseError(f"ambiguous puzzle text: it could be {names}", source=source,
+                     hint="pass --codec TYPE or put the type on the first line")
+
+
+def parse(text: str, *, codec: str | None = None, source: str | None = None) -> tuple[Codec, Parsed]:
+    c = get(codec) if codec else detect(text, source=source)
+    return c, c.parse(text, source=source)

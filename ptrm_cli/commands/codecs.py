@@ -1,0 +1,35 @@
+"""`ptrm codecs`: every installed puzzle codec, found through the `ptrm.codecs` entry points."""
+
+from __future__ import annotations
+
+import json
+
+import typer
+from rich.table import Table
+
+from .. import codec as registry
+from ..console import console
+from ..options import JSON
+
+
+def list_codecs(as_json: bool = JSON):
+    """List installed puzzle types: family, grid, sequence length, vocabulary, provider."""
+    rows = []
+    for name, reg in registry.registered().items():
+        for fam in reg.codec.families:
+            rows.append({"name": name, "family": fam.name, "grid": f"{fam.rows}x{fam.cols}",
+                         "seq_len": fam.seq_len, "vocab_size": len(fam.vocab),
+                         "provider": reg.provider, "description": reg.codec.description})
+    if as_json:
+        typer.echo(json.dumps(rows, indent=1))
+        return
+    if not rows:
+        console.print("No codecs installed. Built-in ones come with `pip install -e .`")
+        raise typer.Exit(1)
+    table = Table(title="Installed puzzle codecs")
+    for col in ("name", "family", "grid", "seq_len", "vocab", "provider", "description"):
+        table.add_column(col, justify="right" if col in ("seq_len", "vocab") else "left")
+    for r in rows:
+        table.add_row(r["name"], r["family"], r["grid"], str(r["seq_len"]), str(r["vocab_size"]),
+                      r["provider"], r["description"])
+    console.print(table)

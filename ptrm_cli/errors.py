@@ -1,0 +1,39 @@
+"""Errors that are the user's to fix.
+
+Anything raised as a `PtrmError` is shown by the CLI as one clear message (where, what was
+expected) and a non-zero exit code, never as a traceback. Everything else is a bug in ptrm.
+"""
+
+from __future__ import annotations
+
+
+class PtrmError(Exception):
+    """A problem with the user's input, files or environment. `exit_code` follows the CLI's table."""
+
+    exit_code = 2
+
+    def __init__(self, message: str, *, hint: str | None = None):
+        super().__init__(message)
+        self.hint = hint
+
+
+class ParseError(PtrmError):
+    """Puzzle text that a codec cannot read. Says where (source, line) and what was expected."""
+
+    def __init__(self, message: str, *, source: str | None = None, line: int | None = None,
+                 hint: str | None = None):
+        where = ""
+        if source is not None:
+            where = f"{source}:{line}: " if line is not None else f"{source}: "
+        elif line is not None:
+            where = f"line {line}: "
+        super().__init__(where + message, hint=hint)
+        self.source, self.line = source, line
+
+
+class VocabError(PtrmError):
+    """A token table that does not match (checkpoint vs dataset vs codec), or a value outside it."""
+
+
+class CodecNotFound(PtrmError):
+    """No installed codec for a puzzle type or input."""

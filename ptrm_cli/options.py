@@ -1,0 +1,30 @@
+"""Options shared by several commands, defined once."""
+
+from __future__ import annotations
+
+import typer
+
+DEVICE = typer.Option("auto", "--device", help="auto | cpu | cuda | cuda:N | mps")
+SEED = typer.Option(0, "--seed", help="Random seed: the same seed gives the same result.")
+JSON = typer.Option(False, "--json", help="Print machine-readable JSON instead of tables.")
+
+
+def resolve_device(name: str) -> str:
+    """'auto' -> cuda if available, else mps, else cpu; anything else is checked."""
+    import torch
+
+    from .errors import PtrmError
+
+    if name == "auto":
+        if torch.cuda.is_available():
+            return "cuda"
+        if getattr(torch.backends, "mps", None) and torch.backends.mps.is_available():
+            return "mps"
+        return "cpu"
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        raise PtrmError(f"--device {name}: no CUDA device is available here", hint="use --device cpu")
+    if name == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
+        raise PtrmError("--device mps: MPS is not available here", hint="use --device cpu")
+    if name != "cpu" and not name.startswith(("cuda", "mps")):
+        raise PtrmError(f"--device {name!r}: expected auto, cpu, cuda, cuda:N or mps")
+    return name
