@@ -1,1 +1,227 @@
-"""Sudoku codec (placeholder until the full codec lands)."""
+"""Sudoku (PPBENCH_FORMATS.md §4.1).
+
+Puzzle.clues: [n, n] int16, 0 = blank, 1..n = given (n = 4, 6 or 9; boxes √n x √n, 3x2 for 6).
+Solution.grid: [n, n] int16 full digit grid, givens included; 0 = not filled (EMPTY).
+
+Formats: puzz.link `sudoku/9/9/<number16>`; pzprv3 (one size line, givens then answers); a
+one-line string of n*n characters ('.' or '0' blank); n lines of n digits (spaces optional);
+PPBench records (moves `mouse,left,X,Y;key,D`).
+Tokens (ppbench family): sudoku.blank, sudoku.given.1..9 on inputs; sudoku.digit.1..9 for
+digits the solver enters (labels and trajectory states); givens keep their token in labels.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from rich.text import Text
+
+from ptrm_cli import dihedral
+from ptrm_cli.codec import Parsed, Puzzle, Solution, Violation
+from ptrm_cli.errors import ParseError, PtrmError
+
+from . import formats
+from .common import GridCodec, boxed
+from .families import PPBENCH
+
+SIZES = (4, 6, 9)
+
+
+def box_shape(n: int) -> tuple[int, int]:
+    """(rows, cols) of one box."""
+    return (2, 3) if n == 6 else (math.isqrt(n), math.isqrt(n))
+
+
+class SudokuCodec(GridCodec):
+    name = "sudoku"
+    description = "Sudoku 4x4, 6x6, 9x9"
+    url_ids = ("sudoku",)
+    families = (PPBENCH,)
+    pzprv3_one_size_line = True
+    EMPTY = 0
+
+    # -- parsing ---------------------------------------------------------------------------
+    def _puzzle(self, clues: np.ndarray, *, source=None) -> Puzzle:
+        n = clues.shape[0]
+        if clues.shape != (n, n) or n not in SIZES:
+            raise ParseError(f"sudoku must be 4x4, 6x6 or 9x9, got {clues.shape[0]}x{clues.shape[1]}",
+                             source=source)
+        if clues.min() < 0 or clues.max() > n:
+            bad = int(clues.max()) if clues.max() > n else int(clues.min())
+            raise ParseError(f"sudoku given {bad} is outside 1..{n}", source=source)
+        return Puzzle(self.name, n, n, clues.astype(np.int16))
+
+    def parse_url(self, url, *, source=None):
+        if url.cols != url.rows:
+            raise ParseError(f"sudoku URL size {url.cols}x{url.rows} is not square", source=source)
+        values, _ = formats.decode_number16(url.body, url.cols * url.rows, source=source)
+        if -2 in values:
+            raise ParseError("sudoku URL has a '?' given, which ptrm cannot use", source=source)
+        clues = np.array([max(v, 0) for v in values], dtype=np.int16).reshape(url.rows, url.cols)
+        return Parsed(self._puzzle(clues, source=source))
+
+    def parse_pzprv3(self, p, *, source=None):
+        n = p.rows
+        line0 = 4  # pzprv3, sudoku, size, then the body
+        givens = formats.grid_section(p, 0, n, n, what="sudoku givens", source=source, line0=line0)
+        clues = np.zeros((n, n), dtype=np.int16)
+        for r, row in enumerate(givens):
+            for c, tok in enumerate(row):
+                if tok.isdigit():
+                    clues[r, c] = int(tok)
+                elif tok == "-":
+                    raise ParseError("a '?' given cannot be used", source=source, line=line0 + r)
+                elif tok != ".":
+                    raise ParseError(f"sudoku given {tok!r}: expected a digit, '-' or '.'",
+                                     source=source, line=line0 + r)
+        puzzle = self._puzzle(clues, source=source)
+        solution = None
+        if len(p.lines) >= 2 * n:
+            answers = formats.grid_section(p, n, n, n, what="sudoku answers", source=source,
+                                           line0=line0)
+            grid = clues.copy()
+            for r, row in enumerate(answers):
+                for c, tok in enumerate(row):
+                    if tok.isdigit() and clues[r, c] == 0:
+                        grid[r, c] = int(tok)
+            solution = Solution(self.name, grid)
+        return Parsed(puzzle, solution)
+
+    def parse_grid(self, lines, *, source=None, first_line=1):
+        rows = ["".join(ln.split()) for ln in lines if ln.strip()]
+        if len(rows) == 1:  # one line of n*n characters
+            flat = rows[0]
+            n = math.isqrt(len(flat))
+            if n * n != len(flat) or n not in SIZES:
+                raise ParseError(f"a one-line sudoku has 16, 36 or 81 characters, this one has "
+                                 f"{len(flat)}", source=source, line=first_line)
+            rows = [flat[i * n:(i + 1) * n] for i in range(n)]
+        n = len(rows)
+        if n not in SIZES:
+            raise ParseError(f"expected 4, 6 or 9 grid lines, found {n}", source=source,
+                             line=first_line)
+        clues = np.zeros((n, n), dtype=np.int16)
+        for r, row in enumerate(rows):
+            if len(row) != n:
+                raise ParseError(f"expected {n} cells on this line, found {len(row)}",
+                                 source=source, line=first_line + r)
+            for c, ch in enumerate(row):
+                if ch in ".0_-":
+                    continue
+                if not ch.isdigit() or not 1 <= int(ch) <= n:
+                    raise ParseError(f"sudoku cell {ch!r}: expected 1..{n}, '.' or '0'",
+                                     source=source, line=first_line + r)
+                clues[r, c] = int(ch)
+        return Parsed(self._puzzle(clues, source=source))
+
+    def sniff(self, text):
+        flat = "".join(text.split())
+        return len(flat) in (16, 36, 81) and all(ch.isdigit() or ch in "._" for ch in flat)
+
+    def apply_moves(self, puzzle, moves):
+        grid = puzzle.clues.copy()
+        cell = None
+        for move in moves:
+            for action in move:
+                if action.kind == "mouse":
+                    cell = action.cell
+                elif action.kind == "key" and cell is not None and action.key.isdigit():
+                    grid[cell] = int(action.key)
+        return Solution(self.name, grid)
+
+    # -- writing ---------------------------------------------------------------------------
+    def to_url(self, puzzle):
+        values = [int(v) if v > 0 else -1 for v in puzzle.clues.reshape(-1)]
+        return formats.make_url("sudoku", puzzle.cols, puzzle.rows, formats.encode_number16(values))
+
+    def to_pzprv3(self, puzzle, solution=None):
+        n = puzzle.rows
+        givens = [[str(v) if v else "." for v in row] for row in puzzle.clues]
+        answers = [[str(solution.grid[r, c]) if solution is not None and not puzzle.clues[r, c]
+                    and solution.grid[r, c] else "." for c in range(n)] for r in range(n)]
+        return formats.write_pzprv3("sudoku", n, n, [givens, answers], one_size_line=True)
+
+    def to_line(self, puzzle) -> str:
+        return "".join(str(v) if v else "." for v in puzzle.clues.reshape(-1))
+
+    # -- tokens ----------------------------------------------------------------------------
+    def is_answer_cell(self, puzzle, r, c):
+        return puzzle.clues[r, c] == 0
+
+    def input_token(self, puzzle, r, c, value):
+        given = int(puzzle.clues[r, c])
+        if given:
+            return f"sudoku.given.{given}"
+        return f"sudoku.digit.{value}" if value else "sudoku.blank"
+
+    def label_token(self, puzzle, r, c, value):
+        given = int(puzzle.clues[r, c])
+        return f"sudoku.given.{given}" if given else f"sudoku.digit.{value}"
+
+    def token_value(self, puzzle, r, c, name):
+        if puzzle.clues[r, c]:
+            return int(puzzle.clues[r, c])
+        if name.startswith("sudoku.digit."):
+            v = int(name.rsplit(".", 1)[1])
+            return v if v <= puzzle.rows else self.EMPTY
+        return self.EMPTY
+
+    # -- rules -----------------------------------------------------------------------------
+    def verify(self, puzzle, solution):
+        n = puzzle.rows
+        grid = np.where(puzzle.clues > 0, puzzle.clues, solution.grid)
+        out = []
+        br, bc = box_shape(n)
+        for r0 in range(0, n, br):
+            for c0 in range(0, n, bc):
+                cells = [(r, c) for r in range(r0, r0 + br) for c in range(c0, c0 + bc)]
+                out += _duplicates(grid, cells, "bkDupNum", f"box at r{r0}c{c0}")
+        for i in range(n):
+            out += _duplicates(grid, [(i, c) for c in range(n)], "nmDupRow", f"row {i}")
+        for i in range(n):
+            out += _duplicates(grid, [(r, i) for r in range(n)], "nmDupRow", f"column {i}")
+        empty = [(int(r), int(c)) for r, c in zip(*np.nonzero((grid < 1) | (grid > n)))]
+        if empty:
+            out.append(Violation("ceNoNum", f"{len(empty)} cell(s) have no digit", tuple(empty)))
+        return out
+
+    # -- augmentation ----------------------------------------------------------------------
+    def transform(self, puzzle, solution, t):
+        if puzzle.rows == 6 and t in (1, 3, 6, 7):
+            raise PtrmError("a 6x6 sudoku's 3x2 boxes do not survive a quarter turn or transpose")
+        p = Puzzle(self.name, puzzle.rows, puzzle.cols, dihedral.apply(puzzle.clues, t),
+                   dict(puzzle.meta))
+        s = None if solution is None else Solution(self.name, dihedral.apply(solution.grid, t))
+        return p, s
+
+    # -- people ----------------------------------------------------------------------------
+    def render(self, puzzle, solution=None):
+        n = puzzle.rows
+        br, bc = box_shape(n)
+        cells = []
+        for r in range(n):
+            row = []
+            for c in range(n):
+                if puzzle.clues[r, c]:
+                    row.append(Text(str(puzzle.clues[r, c]), style="bold"))
+                elif solution is not None and solution.grid[r, c]:
+                    row.append(Text(str(solution.grid[r, c]), style="cyan"))
+                else:
+                    row.append(Text("·", style="dim"))
+            cells.append(row)
+        return boxed(cells, width=1, vbars={c for c in range(bc - 1, n - 1, bc)},
+                     hbars={r for r in range(br - 1, n - 1, br)})
+
+    def solution_url(self, puzzle, solution):
+        return None
+
+
+def _duplicates(grid, cells, code, where):
+    seen: dict[int, list[tuple[int, int]]] = {}
+    for rc in cells:
+        v = int(grid[rc])
+        if v > 0:
+            seen.setdefault(v, []).append(rc)
+    return [Violation(code, f"digit {v} appears {len(rcs)} times in {where}", tuple(rcs))
+            for v, rcs in sorted(seen.items()) if len(rcs) > 1]

@@ -1,0 +1,263 @@
+"""What the built-in grid codecs share: input-format dispatch, dataset records, the token
+layout on a family grid, connectivity, and Rich rendering helpers.
+
+A `GridCodec` subclass supplies, per type:
+  parse_url(url) / parse_pzprv3(file) / parse_grid(lines)  -> Parsed
+  apply_moves(puzzle, moves)                                -> Solution   (PPBench records)
+  from_janko(problem, solution)                             -> (Puzzle, Solution)   (optional)
+  input_token(puzzle, r, c, value) -> token name   (value = the state's entry, EMPTY if none)
+  label_token(puzzle, r, c, value) -> token name
+  token_value(puzzle, r, c, name)  -> the Solution value a predicted token means (or EMPTY)
+and the rules, transforms and rendering.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+
+import numpy as np
+from rich.text import Text
+
+from ptrm_cli.codec import Codec, Family, Parsed, Puzzle, Solution
+from ptrm_cli.errors import ParseError, PtrmError, VocabError
+
+from . import formats
+
+
+class GridCodec(Codec):
+    #: ("akari",) etc.; the first is what `to_url` writes
+    url_ids: tuple[str, ...] = ()
+    #: pzprv3 files write one size line (sudoku)
+    pzprv3_one_size_line: bool = False
+
+    # -- input dispatch --------------------------------------------------------------------
+    def parse(self, text: str, *, source: str | None = None) -> Parsed:
+        stripped = text.strip()
+        if not stripped:
+            raise ParseError("empty input: expected a puzz.link URL, pzprv3 text or a grid",
+                             source=source)
+        first = stripped.splitlines()[0].strip()
+        if first.startswith("pzprv3") or "?pzprv3/" in first:
+            p = formats.parse_pzprv3(stripped, source=source, one_size_line=self.pzprv3_one_size_line)
+            if p.pid != self.name:
+                raise ParseError(f"pzprv3 text is a {p.pid!r} puzzle, not {self.name!r}", source=source, line=2)
+            parsed = self.parse_pzprv3(p, source=source)
+            parsed.format = "pzprv3"
+            return parsed
+        if "?" in first and "/" in first and len(stripped.splitlines()) == 1:
+            url = formats.parse_url(first, source=source)
+            if url.urlid not in self.url_ids:
+                raise ParseError(f"URL is a {url.urlid!r} puzzle, not {self.name!r}", source=source)
+            parsed = self.parse_url(url, source=source)
+            parsed.format = "url"
+            return parsed
+        lines = [ln.rstrip() for ln in stripped.splitlines()]
+        offset = 1
+        if lines[0].strip().lower() == self.name:  # optional header line naming the type
+            lines, offset = lines[1:], 2
+        parsed = self.parse_grid(lines, source=source, first_line=offset)
+        parsed.format = "grid"
+        return parsed
+
+    def parse_url(self, url: formats.Url, *, source: str | None = None) -> Parsed:
+        raise ParseError(f"{self.name}: puzz.link URLs are not supported", source=source)
+
+    def parse_pzprv3(self, p: formats.Pzprv3, *, source: str | None = None) -> Parsed:
+        raise ParseError(f"{self.name}: pzprv3 text is not supported", source=source)
+
+    def parse_grid(self, lines: list[str], *, source: str | None = None,
+                   first_line: int = 1) -> Parsed:
+        raise ParseError(f"{self.name}: plain grids are not supported", source=source)
+
+    # -- dataset records -------------------------------------------------------------------
+    def from_record(self, record: dict, *, source: str | None = None,
+                    line: int | None = None) -> tuple[Puzzle, Solution]:
+        """PPBench JSONL ({"pid", "puzzlink_url", "solution_enc", ...}), janko entries
+        ({"problem", "solution"}) and ptrm records ({"type", "url", "answer"})."""
+        if "solution_enc" in record:
+            url = formats.record_url(record)
+            puzzle = self.parse(url, source=source).puzzle
+            sol = formats.decode_solution(record, source=source, line=line)
+            moves = [formats.parse_moves(m) for m in sol["moves_full"]]
+            solution = self.apply_moves(puzzle, moves)
+            puzzle.meta.update({"pid": record.get("pid"), "url": url})
+            return puzzle, solution
+        if "problem" in record and "solution" in record:
+            return self.from_janko(record["problem"], record["solution"], source=source)
+        if "url" in record and "answer" in record:
+            puzzle = self.parse(record["url"], source=source).puzzle
+            grid = np.asarray(record["answer"], dtype=np.int16)
+            if grid.shape != (puzzle.rows, puzzle.cols):
+                raise ParseError(f"answer grid is {grid.shape}, puzzle is {puzzle.rows}x{puzzle.cols}",
+                                 source=source, line=line)
+            return puzzle, Solution(self.name, grid)
+        raise ParseError("unrecognised record: expected a PPBench record (solution_enc), a janko "
+                         "entry (problem, solution) or a ptrm record (url, answer)",
+                         source=source, line=line)
+
+    def apply_moves(self, puzzle: Puzzle, moves: list[list[formats.Move]]) -> Solution:
+        raise PtrmError(f"{self.name}: PPBench moves are not supported")
+
+    def from_janko(self, problem: str, solution: str, *,
+                   source: str | None = None) -> tuple[Puzzle, Solution]:
+        raise ParseError(f"{self.name}: janko records are not supported", source=source)
+
+    def to_record(self, puzzle: Puzzle, solution: Solution, **extra) -> dict:
+        """A ptrm record: what generators write and `from_record` reads back."""
+        return {"type": self.name, "url": self.to_url(puzzle),
+                "answer": solution.grid.astype(int).tolist(), **extra}
+
+    # -- tokens ----------------------------------------------------------------------------
+    def input_token(self, puzzle: Puzzle, r: int, c: int, value: int) -> str:
+        raise NotImplementedError
+
+    def label_token(self, puzzle: Puzzle, r: int, c: int, value: int) -> str:
+        raise NotImplementedError
+
+    def token_value(self, puzzle: Puzzle, r: int, c: int, name: str) -> int:
+        raise NotImplementedError
+
+    def _fit(self, puzzle: Puzzle, family: Family | None) -> Family:
+        family = family or self.family()
+        if puzzle.rows > family.rows or puzzle.cols > family.cols:
+            raise PtrmError(f"a {puzzle.rows}x{puzzle.cols} {self.name} puzzle does not fit the "
+                            f"{family.name} family's {family.rows}x{family.cols} grid")
+        return family
+
+    def _tokens(self, puzzle: Puzzle, family: Family | None, name_of) -> np.ndarray:
+        family = self._fit(puzzle, family)
+        out = np.zeros((family.rows, family.cols), dtype=np.int64)  # 0 = pad
+        for r in range(puzzle.rows):
+            for c in range(puzzle.cols):
+                name = name_of(r, c)
+                try:
+                    out[r, c] = family.vocab.id(name)
+                except VocabError:
+                    raise PtrmError(f"{self.name} cell r{r}c{c}: {name!r} is outside the "
+                                    f"{family.name} vocabulary ({self.token_range_help()})") from None
+        return out.reshape(-1)
+
+    def token_range_help(self) -> str:
+        return "see `ptrm codecs`"
+
+    def encode(self, puzzle, state=None, family=None):
+        grid = state.grid if state is not None else None
+        return self._tokens(puzzle, family, lambda r, c: self.input_token(
+            puzzle, r, c, self.EMPTY if grid is None else int(grid[r, c])))
+
+    def encode_label(self, puzzle, solution, family=None):
+        return self._tokens(puzzle, family,
+                            lambda r, c: self.label_token(puzzle, r, c, int(solution.grid[r, c])))
+
+    def decode(self, puzzle, tokens, family=None):
+        family = self._fit(puzzle, family)
+        tokens = np.asarray(tokens).reshape(family.rows, family.cols)
+        vocab = family.vocab
+        grid = np.full((puzzle.rows, puzzle.cols), self.EMPTY, dtype=np.int16)
+        for r in range(puzzle.rows):
+            for c in range(puzzle.cols):
+                t = int(tokens[r, c])
+                if 0 <= t < len(vocab):
+                    grid[r, c] = self.token_value(puzzle, r, c, vocab.tokens[t])
+        return Solution(self.name, grid)
+
+
+# -- grid helpers ----------------------------------------------------------------------------
+
+NEIGHBOURS4 = ((-1, 0), (1, 0), (0, -1), (0, 1))
+
+
+def components(mask: np.ndarray, connected=None) -> list[list[tuple[int, int]]]:
+    """4-connected components of the True cells, each as a list of (r, c) in BFS order from its
+    first cell in reading order. `connected(a, b)` may veto an edge between neighbours."""
+    rows, cols = mask.shape
+    seen = np.zeros_like(mask, dtype=bool)
+    out = []
+    for r0 in range(rows):
+        for c0 in range(cols):
+            if not mask[r0, c0] or seen[r0, c0]:
+                continue
+            comp, queue = [], deque([(r0, c0)])
+            seen[r0, c0] = True
+            while queue:
+                r, c = queue.popleft()
+                comp.append((r, c))
+                for dr, dc in NEIGHBOURS4:
+                    nr, nc = r + dr, c + dc
+                    if (0 <= nr < rows and 0 <= nc < cols and mask[nr, nc] and not seen[nr, nc]
+                            and (connected is None or connected((r, c), (nr, nc)))):
+                        seen[nr, nc] = True
+                        queue.append((nr, nc))
+            out.append(comp)
+    return out
+
+
+def blocks_2x2(mask: np.ndarray) -> list[tuple[int, int]]:
+    """Top-left corners of 2x2 blocks whose four cells are all True."""
+    m = mask[:-1, :-1] & mask[1:, :-1] & mask[:-1, 1:] & mask[1:, 1:]
+    return [(int(r), int(c)) for r, c in zip(*np.nonzero(m))]
+
+
+def read_janko_grid(text: str, *, source: str | None = None) -> tuple[int, int, list[list[str]]]:
+    """Janko-style text: a "rows cols" line, then rows of space-separated tokens."""
+    lines = [ln.split() for ln in text.strip().splitlines()]
+    try:
+        rows, cols = int(lines[0][0]), int(lines[0][1])
+    except (IndexError, ValueError):
+        raise ParseError("janko grid: expected 'rows cols' on the first line", source=source, line=1) from None
+    body = lines[1:]
+    if len(body) < rows or any(len(body[r]) != cols for r in range(rows)):
+        raise ParseError(f"janko grid: expected {rows} lines of {cols} entries", source=source)
+    return rows, cols, body
+
+
+def boxed(cells: list[list[Text | str]], *, title: str | None = None, width: int = 2,
+          vbars: set[int] = frozenset(), hbars: set[int] = frozenset()) -> Text:
+    """A grid in box-drawing characters with heavier rules after the given column/row indices
+    (sudoku boxes); each cell is padded to `width` columns."""
+    rows, cols = len(cells), len(cells[0])
+
+    def rule(left: str, mid: str, bar: str, right: str) -> str:
+        s = left
+        for c in range(cols):
+            s += "─" * (width + 1)
+            if c < cols - 1:
+                s += bar if c in vbars else "─"
+        return s + right + "\n"
+
+    out = Text()
+    if title:
+        out.append(title + "\n", style="bold")
+    out.append(rule("┌", "─", "┬", "┐"), style="dim")
+    for r in range(rows):
+        out.append("│", style="dim")
+        for c in range(cols):
+            cell = cells[r][c]
+            cell = cell if isinstance(cell, Text) else Text(str(cell))
+            pad = max(0, width - cell.cell_len)
+            out.append(" " * (pad // 2 + 1))
+            out.append(cell)
+            out.append(" " * (pad - pad // 2))
+            if c < cols - 1:
+                out.append("│" if c in vbars else " ", style="dim")
+        out.append("│\n", style="dim")
+        if r in hbars and r < rows - 1:
+            out.append(rule("├", "─", "┼", "┤"), style="dim")
+    out.append(rule("└", "─", "┴", "┘").rstrip("\n"), style="dim")
+    return out
+
+
+def load_jsonl(path, *, on_error=None):
+    """Yield (line number, record) from a JSONL file; malformed lines go to `on_error(line, msg)`
+    (or raise ParseError when no handler is given)."""
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                yield n, json.loads(line)
+            except json.JSONDecodeError as e:
+                if on_error is None:
+                    raise ParseError(f"not valid JSON: {e.msg}", source=str(path), line=n) from None
+                on_error(n, f"not valid JSON: {e.msg}")

@@ -1,0 +1,340 @@
+"""Text formats shared by the PPBench codecs (PPBENCH_FORMATS.md §2): puzz.link URLs and their
+bit/number codings, pzprv3 files, and PPBench dataset records (encrypted solution moves).
+
+Each codec composes these; nothing here knows a puzzle type's rules.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from dataclasses import dataclass
+
+from ptrm_cli.errors import ParseError
+
+PUZZLINK = "https://puzz.link/p?"
+_B36 = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+
+# -- puzz.link URLs -------------------------------------------------------------------------
+
+@dataclass
+class Url:
+    urlid: str
+    cols: int
+    rows: int
+    body: str
+    variant: str | None = None
+    pflag: str | None = None
+
+
+_URL_RE = re.compile(r"^\s*(?:https?://)?[^?\s]*\?(?P<rest>\S+?)\s*$")
+
+
+def parse_url(text: str, *, source: str | None = None) -> Url:
+    """`http(s)://puzz.link/p?<urlid>/[v:<variant>/][<pflag>/]<cols>/<rows>/<body>[/]`;
+    pzv.jp's `p.html?` form is the same after the `?`."""
+    m = _URL_RE.match(text)
+    if not m:
+        raise ParseError(f"not a puzz.link URL: {text.strip()[:80]!r}", source=source,
+                         hint="expected https://puzz.link/p?<type>/<cols>/<rows>/<body>")
+    parts = m.group("rest").split("/")
+    if parts and parts[-1] == "":  # one trailing empty segment, written after bodies like "...."
+        parts.pop()
+    urlid, parts = parts[0], parts[1:]
+    variant = pflag = None
+    if parts and parts[0].startswith("v:"):
+        variant, parts = parts[0][2:], parts[1:]
+    if parts and not parts[0].isdigit():
+        pflag, parts = parts[0], parts[1:]
+    if len(parts) < 2 or not parts[0].isdigit() or not parts[1].isdigit():
+        raise ParseError(f"puzz.link URL for {urlid!r} has no <cols>/<rows> size", source=source,
+                         hint="expected https://puzz.link/p?<type>/<cols>/<rows>/<body>")
+    cols, rows = int(parts[0]), int(parts[1])
+    if not (1 <= cols <= 100 and 1 <= rows <= 100):
+        raise ParseError(f"puzz.link URL size {cols}x{rows} is out of range", source=source)
+    return Url(urlid, cols, rows, "/".join(parts[2:]), variant, pflag)
+
+
+def make_url(urlid: str, cols: int, rows: int, body: str) -> str:
+    tail = "" if not body or body[-1].isalnum() else "/"
+    return f"{PUZZLINK}{urlid}/{cols}/{rows}/{body}{tail}"
+
+
+def _b36(ch: str) -> int:
+    return _B36.index(ch)
+
+
+# number16: one value per cell; g..z skip 1..20 cells; "." = -2 ("?")
+
+def decode_number16(body: str, n: int, *, source: str | None = None) -> tuple[list[int], int]:
+    """Decode `n` cells of number16 (-1 empty, -2 "?"); return the values and chars consumed."""
+    out = [-1] * n
+    c = i = 0
+    while i < len(body) and c < n:
+        ch = body[i]
+        if ch in "0123456789abcdef":
+            out[c] = int(ch, 16)
+        elif ch == "-":
+            out[c] = int(body[i + 1:i + 3], 16)
+            i += 2
+        elif ch == "+":
+            out[c] = int(body[i + 1:i + 4], 16)
+            i += 3
+        elif ch == "=":
+            out[c] = int(body[i + 1:i + 4], 16) + 4096
+            i += 3
+        elif ch in "@%":
+            out[c] = int(body[i + 1:i + 4], 16) + 8192
+            i += 3
+        elif ch == "*":
+            out[c] = int(body[i + 1:i + 5], 16) + 12240
+            i += 4
+        elif ch == "$":
+            out[c] = int(body[i + 1:i + 6], 16) + 77776
+            i += 5
+        elif ch == ".":
+            out[c] = -2
+        elif "g" <= ch <= "z":
+            c += _b36(ch) - 16  # plus the c += 1 below: 1..20 blanks
+        else:  # pzpr.js skips any other character without consuming a cell
+            i += 1
+            continue
+        c += 1
+        i += 1
+    return out, i
+
+
+def encode_number16(values: list[int]) -> str:
+    out, blanks = [], 0
+    for v in values:
+        if v == -1:
+            blanks += 1
+            if blanks == 20:
+                out.append("z")
+                blanks = 0
+            continue
+        if blanks:
+            out.append(_B36[15 + blanks])
+            blanks = 0
+        if v == -2:
+            out.append(".")
+        elif 0 <= v < 16:
+            out.append(f"{v:x}")
+        elif v < 256:
+            out.append(f"-{v:02x}")
+        elif v < 4096:
+            out.append(f"+{v:03x}")
+        else:
+            raise ValueError(f"number16 value {v} too large")
+    if blanks:
+        out.append(_B36[15 + blanks])
+    return "".join(out)
+
+
+# 4Cell (lightup, shakashaka): 0-4 number, 5-9 number + 1 blank, a-e number + 2 blanks,
+# "." unnumbered (-2), g-z 1..20 blanks
+
+def decode_4cell(body: str, n: int) -> tuple[list[int], int]:
+    out = [-1] * n
+    c = i = 0
+    while i < len(body) and c < n:
+        ch = body[i]
+        if "0" <= ch <= "4":
+            out[c] = int(ch)
+        elif "5" <= ch <= "9":
+            out[c] = int(ch) - 5
+            c += 1
+        elif "a" <= ch <= "e":
+            out[c] = _b36(ch) - 10
+            c += 2
+        elif ch == ".":
+            out[c] = -2
+        elif "g" <= ch <= "z":
+            c += _b36(ch) - 16
+        c += 1
+        i += 1
+    return out, i
+
+
+def encode_4cell(values: list[int]) -> str:
+    out, blanks, c, n = [], 0, 0, len(values)
+    while c < n:
+        v = values[c]
+        if v == -1:
+            blanks += 1
+            if blanks == 20:
+                out.append("z")
+                blanks = 0
+            c += 1
+            continue
+        if blanks:
+            out.append(_B36[15 + blanks])
+            blanks = 0
+        if v == -2:
+            out.append(".")
+            c += 1
+            continue
+        # absorb the following blanks: +5 for one, +10 for two (even past the board's end)
+        if c + 1 < n and values[c + 1] != -1:
+            out.append(str(v))
+            c += 1
+        elif c + 2 < n and values[c + 2] != -1:
+            out.append(str(v + 5))
+            c += 2
+        else:
+            out.append(_B36[v + 10])
+            c += 3
+    if blanks:
+        out.append(_B36[15 + blanks])
+    return "".join(out)
+
+
+# border bits: 5 bits per base-32 char, MSB first, last char zero-padded
+
+def decode_bits(body: str, nbits: int) -> tuple[list[int], int]:
+    nchars = (nbits + 4) // 5
+    bits = []
+    for ch in body[:nchars]:
+        v = int(ch, 32)
+        bits.extend((v >> (4 - k)) & 1 for k in range(5))
+    bits = (bits + [0] * nbits)[:nbits]
+    return bits, nchars
+
+
+def encode_bits(bits: list[int]) -> str:
+    out = []
+    for k in range(0, len(bits), 5):
+        chunk = (list(bits[k:k + 5]) + [0] * 5)[:5]
+        v = 0
+        for b in chunk:
+            v = v * 2 + int(b)
+        out.append(_B36[v])
+    return "".join(out)
+
+
+# -- pzprv3 files ---------------------------------------------------------------------------
+
+@dataclass
+class Pzprv3:
+    pid: str
+    rows: int
+    cols: int
+    lines: list[list[str]]  # the remaining lines, split on spaces (empty tokens dropped)
+    version: str = "pzprv3"
+
+
+def parse_pzprv3(text: str, *, source: str | None = None, one_size_line: bool = False) -> Pzprv3:
+    """Header (`pzprv3[.n]`, optional `v:` line, pid, rows, cols) and tokenised body lines.
+    Sudoku writes a single size line (`one_size_line=True`)."""
+    raw = text.strip("\n").split("\n")
+    if raw and raw[0].startswith("?pzprv3/") or "?pzprv3/" in raw[0]:
+        raw = [ln.replace("%20", " ") for ln in raw[0].split("?", 1)[1].split("/")]
+    lines = [ln.strip() for ln in raw]
+    i = 0
+    if not lines or not lines[0].startswith("pzprv3"):
+        raise ParseError("not pzprv3 text: the first line must be 'pzprv3'", source=source, line=1)
+    version = lines[0]
+    i = 1
+    if i < len(lines) and lines[i].startswith("v:"):
+        i += 1
+    if i >= len(lines):
+        raise ParseError("pzprv3 text ends before the puzzle type line", source=source, line=i + 1)
+    pid = lines[i]
+    i += 1
+    try:
+        rows = int(lines[i])
+        cols = rows if one_size_line else int(lines[i + 1])
+    except (IndexError, ValueError):
+        raise ParseError("pzprv3 text: expected the grid size (rows, then cols) after the type",
+                         source=source, line=i + 1) from None
+    i += 1 if one_size_line else 2
+    body = [ln.split() for ln in lines[i:]]
+    # history/info JSON and trial data are not part of the board
+    cut = next((k for k, ln in enumerate(body) if ln and (ln[0].startswith(("history:", "info:", "TrialData")))), None)
+    if cut is not None:
+        body = body[:cut]
+    return Pzprv3(pid, rows, cols, body, version)
+
+
+def body_line_offset(text: str, one_size_line: bool = False) -> int:
+    """1-based file line of the first body line, for error messages."""
+    lines = text.strip("\n").split("\n")
+    extra = 1 if len(lines) > 1 and lines[1].strip().startswith("v:") else 0
+    return 1 + extra + 1 + (1 if one_size_line else 2) + 1
+
+
+def grid_section(p: Pzprv3, start: int, rows: int, cols: int, *, what: str,
+                 source: str | None = None, line0: int = 0) -> list[list[str]]:
+    """Take `rows` lines of `cols` tokens from the body, starting at body line `start`."""
+    out = []
+    for r in range(rows):
+        k = start + r
+        if k >= len(p.lines) or len(p.lines[k]) < cols:
+            got = len(p.lines[k]) if k < len(p.lines) else 0
+            raise ParseError(f"{what}: expected {cols} entries on this line, found {got}",
+                             source=source, line=line0 + k if line0 else None)
+        out.append(p.lines[k][:cols])
+    return out
+
+
+def write_pzprv3(pid: str, rows: int, cols: int, sections: list[list[list[str]]], *,
+                 one_size_line: bool = False, extra_lines: list[str] | None = None) -> str:
+    """pzprv3 text as pzpr.js writes it: every token followed by one space, one final newline."""
+    head = ["pzprv3", pid, str(rows)] + ([] if one_size_line else [str(cols)])
+    head += extra_lines or []
+    body = ["".join(f"{t} " for t in row) for section in sections for row in section]
+    return "\n".join(head + body) + "\n"
+
+
+# -- PPBench records ------------------------------------------------------------------------
+
+_KEY = b"ppbench"
+
+
+def decode_solution(record: dict, *, source: str | None = None, line: int | None = None) -> dict:
+    """`solution_enc` = base64(JSON XOR b"ppbench") -> {"moves_full", "moves_required", "moves_hint"}."""
+    enc = record.get("solution_enc")
+    if not isinstance(enc, str):
+        raise ParseError("PPBench record has no solution_enc", source=source, line=line)
+    try:
+        raw = base64.b64decode(enc)
+        plain = bytes(b ^ _KEY[i % len(_KEY)] for i, b in enumerate(raw))
+        return json.loads(plain)
+    except (ValueError, json.JSONDecodeError) as e:
+        raise ParseError(f"PPBench solution_enc does not decode: {e}", source=source, line=line) from None
+
+
+@dataclass
+class Move:
+    """One PPBench action: a mouse click at board coordinates, or a key press."""
+
+    kind: str  # "mouse" | "key"
+    button: str = ""  # "left" | "right" | ...
+    x: float = 0.0
+    y: float = 0.0
+    key: str = ""
+
+    @property
+    def cell(self) -> tuple[int, int]:
+        """(row, col) hit by the click: col = floor(x/2), row = floor(y/2)."""
+        return int(self.y // 2), int(self.x // 2)
+
+
+def parse_moves(move: str) -> list[Move]:
+    """`mouse,left,X,Y[;key,D]` -> actions. Only single-point clicks occur for these types."""
+    out = []
+    for action in move.split(";"):
+        f = action.split(",")
+        if f[0] == "mouse" and len(f) >= 4:
+            out.append(Move("mouse", f[1], float(f[2]), float(f[3])))
+        elif f[0] == "key" and len(f) >= 2:
+            out.append(Move("key", key=f[1]))
+        else:
+            raise ValueError(f"unsupported PPBench move {move!r}")
+    return out
+
+
+def record_url(record: dict) -> str:
+    return record.get("puzzlink_url") or record.get("puzzle_url") or ""
