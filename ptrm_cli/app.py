@@ -15,16 +15,14 @@ from .console import err_console
 from .errors import PtrmError
 
 HELP = """\
-Probabilistic Tiny Recursive Models for grid puzzles.
+Probabilistic Tiny Recursive Models for grid puzzles: train a TRM, then
+solve with K noisy rollouts and pick the answer with its own Q head.
 
-Train a Tiny Recursive Model (TRM) on puzzles, then solve with K noisy rollouts and pick the
-answer with the model's own Q head (PTRM).
-
-  ptrm solve puzzle.txt --K 100      solve one puzzle (URL, pzprv3 text or grid)
-  ptrm eval --split golden           PTRM vs deterministic TRM on a benchmark split
-  ptrm build-data DIR --out data/    build a dataset from PPBench JSONL and other sources
-  ptrm train config.yaml             train a TRM
-  ptrm codecs                        list the installed puzzle types
+  ptrm solve puzzle.txt --K 100     solve one puzzle (URL, pzprv3, grid)
+  ptrm eval --split golden          PTRM vs deterministic TRM
+  ptrm build-data DIR --out data    build a dataset (the paper's recipe)
+  ptrm train config.yaml            train a TRM
+  ptrm codecs                       list the installed puzzle types
 """
 
 
@@ -62,6 +60,8 @@ def root(
 ):
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    # one line per warning (a plugin that failed to load, say), not a source excerpt
+    warnings.formatwarning = lambda message, category, *args, **kwargs: f"warning: {message}\n"
     if not verbose:
         warnings.filterwarnings("ignore", category=UserWarning, module="torch")
 
