@@ -285,10 +285,11 @@ def detect(text: str, *, source: str | None = None) -> Codec:
         return get(urlid)
     lines = [ln.strip() for ln in stripped.splitlines()]
     if lines[0].startswith("pzprv3"):
-        if len(lines) < 2:
+        rest = [ln for ln in lines[1:] if not ln.startswith("v:")]  # an optional variant line
+        if not rest:
             raise ParseError("pzprv3 text ends after its first line: expected the puzzle type",
                              source=source, line=1)
-        return get(lines[1])
+        return get(rest[0])
     first = lines[0].lower()
     if first in _load():
         return _load()[first].codec

@@ -79,7 +79,11 @@ class GridCodec(Codec):
             url = formats.record_url(record)
             puzzle = self.parse(url, source=source).puzzle
             sol = formats.decode_solution(record, source=source, line=line)
-            moves = [formats.parse_moves(m) for m in sol["moves_full"]]
+            try:
+                moves = [formats.parse_moves(m) for m in sol["moves_full"]]
+            except (ValueError, KeyError, TypeError) as e:
+                raise ParseError(f"PPBench solution moves do not decode: {e}", source=source,
+                                 line=line) from None
             solution = self.apply_moves(puzzle, moves)
             puzzle.meta.update({"pid": record.get("pid"), "url": url})
             return puzzle, solution

@@ -10,6 +10,7 @@ import base64
 import json
 import re
 from dataclasses import dataclass
+from urllib.parse import unquote
 
 from ptrm_cli.errors import ParseError
 
@@ -230,7 +231,8 @@ def parse_pzprv3(text: str, *, source: str | None = None, one_size_line: bool = 
     Sudoku writes a single size line (`one_size_line=True`)."""
     raw = text.strip("\n").split("\n")
     if raw and raw[0].startswith("?pzprv3/") or "?pzprv3/" in raw[0]:
-        raw = [ln.replace("%20", " ") for ln in raw[0].split("?", 1)[1].split("/")]
+        # each line is URI-encoded (encodeURIComponent): spaces, '#', '+' all arrive escaped
+        raw = [unquote(ln) for ln in raw[0].split("?", 1)[1].split("/")]
     lines = [ln.strip() for ln in raw]
     i = 0
     if not lines or not lines[0].startswith("pzprv3"):
