@@ -71,6 +71,14 @@ def _b36(ch: str) -> int:
 
 def decode_number16(body: str, n: int, *, source: str | None = None) -> tuple[list[int], int]:
     """Decode `n` cells of number16 (-1 empty, -2 "?"); return the values and chars consumed."""
+    try:
+        return _decode_number16(body, n)
+    except ValueError:  # a multi-digit form cut short or with non-hex digits ("-zz")
+        raise ParseError(f"puzz.link number coding is malformed in {body[:40]!r}",
+                         source=source) from None
+
+
+def _decode_number16(body: str, n: int) -> tuple[list[int], int]:
     out = [-1] * n
     c = i = 0
     while i < len(body) and c < n:

@@ -1,0 +1,306 @@
+"""Nurikabe (PPBENCH_FORMATS.md §4.3), and the shade-or-not answers it shares with tapa.
+
+Puzzle.clues: [rows, cols] int32, pzpr.js's qnum: -1 = no clue, -2 = a "?" clue, n >= 0 = clue n.
+Solution.grid: [rows, cols] int16: 1 = shaded, 0 = unshaded (EMPTY); clue cells hold 0 and are
+never read as shaded. Dots (pzpr.js qsub, "certainly unshaded") never affect checking, so they
+are read and dropped: `to_pzprv3(puzzle, solution)` writes the file pzpr.js writes after
+PPBench's `moves_required`.
+
+Formats:
+  puzz.link   nurikabe/<cols>/<rows>/<number16 body>   ('.' = a "?" clue)
+  pzprv3      one grid: clue number | '-' ("?" clue) | '#' shaded | '+' dot | '.'
+  plain grid  that pzprv3 grid without its header, cells separated by spaces, optionally after a
+              line `nurikabe` (no `sniff`: a tapa grid of single clues reads the same)
+  PPBench     moves: left click toggles shading, right click puts a dot; clue cells ignore both
+  janko       problem: clue numbers, '-' blank, '?'; solution: 'x' shaded, '-' not
+Tokens (ppbench family): nurikabe.blank and nurikabe.clue.1..58 on inputs, with nurikabe.shaded
+on cells a trajectory state shades; labels are nurikabe.shaded / nurikabe.unshaded on non-clue
+cells and the clue's input token on clue cells. A "?" clue, a 0 clue or one above 58 has no token.
+Rules, in pzpr.js checklist order: cs2x2, bkNoNum, csDivide, bkNumGe2, bkSizeNe.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from rich.text import Text
+
+from ptrm_cli import dihedral
+from ptrm_cli.codec import Parsed, Puzzle, Solution, Violation
+from ptrm_cli.errors import ParseError, PtrmError
+
+from . import formats
+from .common import GridCodec, blocks_2x2, boxed, components, read_janko_grid
+from .families import NURIKABE_MAX_CLUE, PPBENCH
+
+NO_CLUE, UNKNOWN = -1, -2  # Puzzle.clues values besides the clue numbers
+UNSHADED, SHADED = 0, 1  # Solution.grid values
+PZPRV3_BODY_LINE = 5  # pzprv3, type, rows, cols, then the grid
+
+
+# -- shade-or-not answers, shared with tapa ---------------------------------------------------
+
+def replay_clicks(name: str, answer_cell: np.ndarray, moves: list[list[formats.Move]]) -> np.ndarray:
+    """PPBench moves -> shaded mask as int16. pzpr.js (config `use` = 1): a left click toggles
+    shading, a right click toggles a dot, which replaces shading; cells that are not answer
+    cells (clues) and clicks off the board are ignored; key presses do nothing."""
+    rows, cols = answer_cell.shape
+    grid = np.zeros((rows, cols), dtype=np.int16)
+    for move in moves:
+        for action in move:
+            if action.kind != "mouse":
+                continue
+            if action.button not in ("left", "right"):
+                raise PtrmError(f"{name}: unsupported PPBench click {action.button!r} "
+                                "(expected left or right)")
+            r, c = action.cell
+            if not (0 <= r < rows and 0 <= c < cols) or not answer_cell[r, c]:
+                continue
+            if action.button == "left":
+                grid[r, c] = UNSHADED if grid[r, c] == SHADED else SHADED
+            else:
+                grid[r, c] = UNSHADED
+    return grid
+
+
+def answer_mark(value: int) -> str:
+    """A non-clue cell in a pzprv3 grid."""
+    return "#" if value == SHADED else "."
+
+
+def read_answer_mark(token: str) -> int | None:
+    """'#' shaded, '+' dot and '.' unshaded; None for anything else (a clue)."""
+    return {"#": SHADED, "+": UNSHADED, ".": UNSHADED}.get(token)
+
+
+def grid_rows(lines: list[str], *, what: str, first_line: int,
+              source: str | None = None) -> list[tuple[int, list[str]]]:
+    """A plain grid: (file line, tokens) per non-blank line, all of one width."""
+    rows = [(first_line + k, ln.split()) for k, ln in enumerate(lines) if ln.strip()]
+    if not rows:
+        raise ParseError(f"{what}: expected grid lines", source=source, line=first_line)
+    width = len(rows[0][1])
+    for line, tokens in rows:
+        if len(tokens) != width:
+            raise ParseError(f"{what}: expected {width} cells on this line (as on the first), "
+                             f"found {len(tokens)}", source=source, line=line)
+    return rows
+
+
+def pzprv3_rows(p: formats.Pzprv3, *, what: str,
+                source: str | None = None) -> list[tuple[int, list[str]]]:
+    """The pzprv3 grid as (file line, tokens) rows; later sections (crosses) are ignored."""
+    if p.rows < 1 or p.cols < 1:
+        raise ParseError(f"{what}: the size {p.rows}x{p.cols} is empty", source=source, line=3)
+    grid = formats.grid_section(p, 0, p.rows, p.cols, what=what, source=source,
+                                line0=PZPRV3_BODY_LINE)
+    return [(PZPRV3_BODY_LINE + r, tokens) for r, tokens in enumerate(grid)]
+
+
+def shading_violations(shaded: np.ndarray) -> tuple[list[Violation], list[Violation]]:
+    """(cs2x2, csDivide) violations of a shaded mask."""
+    blocks = [Violation("cs2x2", f"a 2x2 block of shaded cells at r{r}c{c}",
+                        ((r, c), (r, c + 1), (r + 1, c), (r + 1, c + 1)))
+              for r, c in blocks_2x2(shaded)]
+    parts = sorted(components(shaded), key=len, reverse=True)
+    divided = []
+    if len(parts) > 1:  # the cells cut off from the largest shaded area
+        cut = tuple(rc for part in parts[1:] for rc in part)
+        divided.append(Violation("csDivide", f"shaded cells fall into {len(parts)} separate areas", cut))
+    return blocks, divided
+
+
+def shading_token(name: str, value: int) -> str:
+    return f"{name}.shaded" if value == SHADED else f"{name}.unshaded"
+
+
+def shading_value(name: str, token: str) -> int:
+    return SHADED if token == f"{name}.shaded" else UNSHADED
+
+
+def shading_glyph(value: int) -> Text:
+    return Text("██") if value == SHADED else Text("·", style="dim")
+
+
+# -- the codec --------------------------------------------------------------------------------
+
+class NurikabeCodec(GridCodec):
+    name = "nurikabe"
+    description = "Nurikabe: shade a wall so that each clue sits in an island of its size"
+    url_ids = ("nurikabe",)
+    families = (PPBENCH,)
+    EMPTY = UNSHADED
+
+    # -- parsing ---------------------------------------------------------------------------
+    def _puzzle(self, clues: np.ndarray) -> Puzzle:
+        return Puzzle(self.name, clues.shape[0], clues.shape[1], clues.astype(np.int32))
+
+    def parse_url(self, url, *, source=None):
+        try:
+            values, _ = formats.decode_number16(url.body, url.rows * url.cols, source=source)
+        except ValueError:  # a '-' or '+' number cut short or not in hex
+            raise ParseError(f"nurikabe URL body {url.body!r} has a malformed number "
+                             "(expected number16: 0-f, -hh, +hhh, '.', g-z)", source=source) from None
+        return Parsed(self._puzzle(np.array(values).reshape(url.rows, url.cols)))
+
+    def parse_pzprv3(self, p, *, source=None):
+        return self._read_cells(pzprv3_rows(p, what="nurikabe grid", source=source), source=source)
+
+    def parse_grid(self, lines, *, source=None, first_line=1):
+        return self._read_cells(grid_rows(lines, what="nurikabe grid", first_line=first_line,
+                                          source=source), source=source)
+
+    def _read_cells(self, rows: list[tuple[int, list[str]]], *, source=None) -> Parsed:
+        clues = np.full((len(rows), len(rows[0][1])), NO_CLUE, dtype=np.int32)
+        grid = np.zeros(clues.shape, dtype=np.int16)
+        answered = False
+        for r, (line, tokens) in enumerate(rows):
+            for c, tok in enumerate(tokens):
+                mark = read_answer_mark(tok)
+                if mark is not None:
+                    grid[r, c] = mark
+                    answered |= tok != "."
+                elif tok == "-":
+                    clues[r, c] = UNKNOWN
+                elif tok.isdigit():
+                    clues[r, c] = int(tok)
+                else:
+                    raise ParseError(f"nurikabe cell {tok!r}: expected a clue number, '-' (a '?' "
+                                     "clue), '#' (shaded), '+' (dot) or '.'", source=source, line=line)
+        puzzle = self._puzzle(clues)
+        return Parsed(puzzle, Solution(self.name, grid) if answered else None)
+
+    def apply_moves(self, puzzle, moves):
+        return Solution(self.name, replay_clicks(self.name, puzzle.clues == NO_CLUE, moves))
+
+    def from_janko(self, problem, solution, *, source=None):
+        rows, cols, body = read_janko_grid(problem, source=source)
+        clues = np.full((rows, cols), NO_CLUE, dtype=np.int32)
+        for r in range(rows):
+            for c, tok in enumerate(body[r]):
+                if tok == "?":
+                    clues[r, c] = UNKNOWN
+                elif tok.isdigit():
+                    clues[r, c] = int(tok)
+                elif tok != "-":
+                    raise ParseError(f"janko nurikabe problem cell {tok!r}: expected a number, "
+                                     "'-' or '?'", source=source, line=r + 2)
+        srows, scols, sbody = read_janko_grid(solution, source=source)
+        if (srows, scols) != (rows, cols):
+            raise ParseError(f"janko nurikabe solution is {srows}x{scols}, its problem "
+                             f"{rows}x{cols}", source=source)
+        grid = np.zeros((rows, cols), dtype=np.int16)
+        for r in range(rows):
+            for c, tok in enumerate(sbody[r]):
+                if tok == "x" and clues[r, c] != NO_CLUE:
+                    raise ParseError(f"janko nurikabe solution shades the clue at r{r}c{c}",
+                                     source=source, line=r + 2)
+                if tok not in ("x", "-") and not tok.isdigit():
+                    raise ParseError(f"janko nurikabe solution cell {tok!r}: expected 'x' "
+                                     "(shaded) or '-'", source=source, line=r + 2)
+                grid[r, c] = SHADED if tok == "x" else UNSHADED
+        return self._puzzle(clues), Solution(self.name, grid)
+
+    # -- writing ---------------------------------------------------------------------------
+    def to_url(self, puzzle):
+        try:
+            body = formats.encode_number16([int(v) for v in puzzle.clues.reshape(-1)])
+        except ValueError:
+            raise PtrmError(f"a nurikabe clue of {int(puzzle.clues.max())} is too large for a "
+                            "puzz.link URL (at most 4095)") from None
+        return formats.make_url("nurikabe", puzzle.cols, puzzle.rows, body)
+
+    def to_pzprv3(self, puzzle, solution=None):
+        def cell(r, c):
+            clue = int(puzzle.clues[r, c])
+            if clue != NO_CLUE:
+                return "-" if clue == UNKNOWN else str(clue)
+            return answer_mark(int(solution.grid[r, c])) if solution is not None else "."
+
+        grid = [[cell(r, c) for c in range(puzzle.cols)] for r in range(puzzle.rows)]
+        return formats.write_pzprv3(self.name, puzzle.rows, puzzle.cols, [grid])
+
+    # -- tokens ----------------------------------------------------------------------------
+    def is_answer_cell(self, puzzle, r, c):
+        return bool(puzzle.clues[r, c] == NO_CLUE)
+
+    def clue_token(self, puzzle: Puzzle, r: int, c: int) -> str:
+        clue = int(puzzle.clues[r, c])
+        if not 1 <= clue <= NURIKABE_MAX_CLUE:
+            shown = "'?'" if clue == UNKNOWN else str(clue)
+            raise PtrmError(f"nurikabe clue {shown} at r{r}c{c} cannot be encoded: the "
+                            f"{PPBENCH.name} vocabulary has nurikabe clues 1..{NURIKABE_MAX_CLUE}")
+        return f"nurikabe.clue.{clue}"
+
+    def input_token(self, puzzle, r, c, value):
+        if not self.is_answer_cell(puzzle, r, c):
+            return self.clue_token(puzzle, r, c)
+        return "nurikabe.shaded" if value == SHADED else "nurikabe.blank"
+
+    def label_token(self, puzzle, r, c, value):
+        if not self.is_answer_cell(puzzle, r, c):
+            return self.clue_token(puzzle, r, c)
+        return shading_token(self.name, value)
+
+    def token_value(self, puzzle, r, c, name):
+        if not self.is_answer_cell(puzzle, r, c):
+            return self.EMPTY
+        return shading_value(self.name, name)
+
+    def token_range_help(self):
+        return f"nurikabe clues 1..{NURIKABE_MAX_CLUE}"
+
+    # -- rules -----------------------------------------------------------------------------
+    def verify(self, puzzle, solution):
+        clued = puzzle.clues != NO_CLUE
+        shaded = (solution.grid == SHADED) & ~clued
+        islands = components(~shaded)
+        blocks, divided = shading_violations(shaded)
+        return (blocks + _islands_without_clue(islands, clued) + divided
+                + _islands_with_clues(islands, clued) + _islands_of_wrong_size(islands, puzzle.clues))
+
+    # -- augmentation ----------------------------------------------------------------------
+    def transform(self, puzzle, solution, t):
+        clues = dihedral.apply(puzzle.clues, t)
+        p = Puzzle(self.name, clues.shape[0], clues.shape[1], clues, dict(puzzle.meta))
+        s = None if solution is None else Solution(self.name, dihedral.apply(solution.grid, t))
+        return p, s
+
+    # -- people ----------------------------------------------------------------------------
+    def render(self, puzzle, solution=None):
+        def cell(r, c):
+            clue = int(puzzle.clues[r, c])
+            if clue != NO_CLUE:
+                return Text("?" if clue == UNKNOWN else str(clue), style="bold cyan")
+            return shading_glyph(int(solution.grid[r, c]) if solution is not None else UNSHADED)
+
+        width = max([2] + [len(str(v)) for v in puzzle.clues.reshape(-1)])
+        return boxed([[cell(r, c) for c in range(puzzle.cols)] for r in range(puzzle.rows)],
+                     width=width)
+
+
+# pzpr.js counts "?" and 0 clues as clues everywhere except the size test.
+
+def _islands_without_clue(islands, clued) -> list[Violation]:
+    return [Violation("bkNoNum", f"an unshaded area of {len(isle)} cell(s) has no clue", tuple(isle))
+            for isle in islands if not any(clued[rc] for rc in isle)]
+
+
+def _islands_with_clues(islands, clued) -> list[Violation]:
+    out = []
+    for isle in islands:
+        n = sum(bool(clued[rc]) for rc in isle)
+        if n >= 2:
+            out.append(Violation("bkNumGe2", f"an unshaded area holds {n} clues", tuple(isle)))
+    return out
+
+
+def _islands_of_wrong_size(islands, clues) -> list[Violation]:
+    """Every clue n >= 1 against the size of its island; PPBench's pzpr.js skips "?" and 0."""
+    out = []
+    for isle in islands:
+        for rc in isle:
+            n = int(clues[rc])
+            if n > 0 and n != len(isle):
+                out.append(Violation("bkSizeNe", f"the clue {n} at r{rc[0]}c{rc[1]} sits in an "
+                                     f"unshaded area of {len(isle)} cell(s)", tuple(isle)))
+    return out
