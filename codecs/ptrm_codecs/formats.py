@@ -74,7 +74,7 @@ def decode_number16(body: str, n: int, *, source: str | None = None) -> tuple[li
     try:
         return _decode_number16(body, n)
     except ValueError:  # a multi-digit form cut short or with non-hex digits ("-zz")
-        raise ParseError(f"puzz.link number coding is malformed in {body[:40]!r}",
+        raise ParseError(f"puzz.link numbers do not decode: malformed number coding in {body[:40]!r}",
                          source=source) from None
 
 
