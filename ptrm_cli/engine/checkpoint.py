@@ -1,0 +1,421 @@
+"""Checkpoints: our safetensors format, and import of official TRM `step_N` files.
+
+Ours is a directory, written whole into a temporary folder and renamed into place:
+
+    DIR/model.safetensors   every persistent tensor of `TRM.state_dict()` (EMA weights when
+                            training used EMA; H_init/L_init and the puzzle table included),
+                            under the reference's key names without its `_orig_mod.model.inner.`
+    DIR/config.json         {"format": "ptrm-checkpoint/1", "model": TRMConfig, "vocab": Vocab,
+                            "meta": {seed, git commit, torch version, dataset hash, steps, ...}}
+
+An official checkpoint is `torch.save(state_dict)` with no config inside (TRM_REFERENCE.md
+§2.3). We read it with `weights_only=True`, which refuses anything but tensors and plain
+containers, so neither format can run pickled code. What the tensors do not reveal comes from
+the run's `all_config.yaml` or from explicit settings, and anything still unknown is an error
+that names it: a silently wrong T, n or sequence length would give garbage, not a crash.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import hashlib
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Callable
+
+import torch
+
+from .. import __version__
+from ..atomic import atomic_dir
+from ..errors import PtrmError, VocabError
+from ..vocab import PAD, Vocab
+from .model import FORWARD_DTYPES, TRM, TRMConfig, count_parameters, swiglu_inter
+
+FORMAT = "ptrm-checkpoint/1"
+WEIGHTS = "model.safetensors"
+CONFIG = "config.json"
+OFFICIAL_CONFIG = "all_config.yaml"
+
+
+class CheckpointError(PtrmError):
+    """A checkpoint that cannot be read: missing, corrupt, of another kind, or underspecified."""
+
+
+# -- our format ----------------------------------------------------------------------------------
+
+def save_checkpoint(path, model: TRM, vocab: Vocab, meta: dict | None = None, *,
+                    write_extra: Callable[[Path], None] | None = None) -> Path:
+    """Write `model` (pass the EMA copy when training used EMA) as a checkpoint directory.
+
+    The directory is replaced whole and atomically. `write_extra(tmp_dir)` may add files (a
+    trainer's resume state) to the same atomic write. Returns the directory."""
+    path = Path(path)
+    model = getattr(model, "module", model)        # DistributedDataParallel
+    model = getattr(model, "_orig_mod", model)     # torch.compile
+    cfg = model.config
+    if len(vocab) != cfg.vocab_size:
+        raise VocabError(f"vocabulary {vocab.family!r} has {len(vocab)} tokens but the model's "
+                         f"vocab_size is {cfg.vocab_size}")
+    if path.exists() and not (path.is_dir() and (not any(path.iterdir())
+                                                 or (path / CONFIG).exists())):
+        raise CheckpointError(f"{path} exists and is not a ptrm checkpoint; refusing to replace it",
+                              hint="choose a new output directory")
+    from safetensors.torch import save_file
+
+    tensors = {k: v.detach().to("cpu").contiguous() for k, v in model.state_dict().items()}
+    # The caller's meta (seed, dataset hash, steps, ...) plus facts about this write.
+    full_meta = {**(meta or {}),
+                 "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                 "ptrm": __version__, "torch": torch.__version__,
+                 "num_parameters": count_parameters(model)}
+    full_meta.setdefault("git_commit", _git_commit())
+    doc = {"format": FORMAT, "model": cfg.to_dict(), "vocab": vocab.to_json(), "meta": full_meta}
+    with atomic_dir(path) as tmp:
+        save_file(tensors, str(tmp / WEIGHTS), metadata={"format": FORMAT})
+        (tmp / CONFIG).write_text(json.dumps(doc, indent=1, default=str) + "\n")
+        if write_extra is not None:
+            write_extra(tmp)
+        _apply_umask(tmp)
+    return path
+
+
+def load_checkpoint(path, device="cpu", *, vocab: Vocab | None = None, config_yaml=None,
+                    **overrides) -> tuple[TRM, Vocab, dict]:
+    """Load a checkpoint: our directory (or the model.safetensors inside it), or an official
+    TRM `step_N` file, recognised by its content (see `import_official` for its options).
+
+    `vocab`, if given, is the table the caller expects: ours must match it exactly; an official
+    checkpoint (which has none) takes it as its vocabulary. `overrides` replace config values
+    (e.g. forward_dtype="float32"); the weights must still fit. Returns (model in eval mode,
+    vocabulary, meta)."""
+    path = Path(path)
+    if not path.exists():
+        raise CheckpointError(f"{path}: no such file or directory")
+    if path.is_dir():
+        if (path / CONFIG).exists():
+            _no_yaml(config_yaml, path)
+            return _load_ours(path, path / WEIGHTS, device, vocab, overrides)
+        steps = sorted(path.glob("step_*"), key=lambda p: p.stat().st_mtime)
+        raise CheckpointError(
+            f"{path} is not a ptrm checkpoint (no {CONFIG})",
+            hint=f"for an official TRM run, pass one of its step files, e.g. {steps[-1]}"
+            if steps else None)
+    if path.suffix == ".safetensors":
+        if not (path.parent / CONFIG).exists():
+            raise CheckpointError(f"{path} has no {CONFIG} next to it, so its model config and "
+                                  "vocabulary are unknown")
+        _no_yaml(config_yaml, path)
+        return _load_ours(path.parent, path, device, vocab, overrides)
+    if is_official_checkpoint(path):
+        return import_official(path, config_yaml=config_yaml, vocab=vocab, device=device,
+                               **overrides)
+    raise CheckpointError(f"{path} is not a checkpoint",
+                          hint=f"expected a ptrm checkpoint directory ({CONFIG} + {WEIGHTS}) or "
+                               "an official TRM step_N file")
+
+
+def _no_yaml(config_yaml, path: Path) -> None:
+    if config_yaml is not None:
+        raise CheckpointError(f"{path} is a ptrm checkpoint with its own config; an official "
+                              "all_config.yaml applies only to official step_N files")
+
+
+def _load_ours(root: Path, weights: Path, device, vocab: Vocab | None, overrides: dict):
+    try:
+        doc = json.loads((root / CONFIG).read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise CheckpointError(f"{root / CONFIG} is not readable JSON: {e}") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        found = doc.get("format") if isinstance(doc, dict) else None
+        raise CheckpointError(f"{root / CONFIG}: format {found!r} is not {FORMAT!r}")
+    try:
+        cfg = TRMConfig.from_dict(doc["model"])
+        if overrides:
+            cfg = dataclasses.replace(cfg, **_check_keys(overrides))
+        ckpt_vocab = Vocab.from_json(doc["vocab"])
+    except KeyError as e:
+        raise CheckpointError(f"{root / CONFIG} has no {e} section") from None
+    except TypeError as e:
+        raise CheckpointError(f"{root / CONFIG}: malformed model config: {e}") from None
+    except PtrmError as e:
+        raise type(e)(f"{root / CONFIG}: {e}", hint=e.hint) from None
+    if len(ckpt_vocab) != cfg.vocab_size:
+        raise VocabError(f"{root}: vocabulary {ckpt_vocab.family!r} has {len(ckpt_vocab)} "
+                         f"tokens but the model's vocab_size is {cfg.vocab_size}")
+    if vocab is not None:
+        vocab.check_same(ckpt_vocab, what="the expected vocabulary",
+                         other_what=f"checkpoint {root}")
+    if not weights.exists():
+        raise CheckpointError(f"{root} has no {weights.name}")
+    from safetensors import SafetensorError
+    from safetensors.torch import load_file
+
+    try:
+        state = load_file(str(weights))
+    except (SafetensorError, OSError, ValueError) as e:
+        raise CheckpointError(f"{weights} is corrupt or not a safetensors file: {e}") from None
+    model = _build(cfg, state, device, weights)
+    meta = dict(doc.get("meta") or {})
+    if overrides:
+        meta["overrides"] = dict(overrides)
+    return model, ckpt_vocab, meta
+
+
+def _build(cfg: TRMConfig, state: dict, device, where) -> TRM:
+    try:
+        return TRM.from_state_dict(cfg, state, device=device).eval()
+    except ValueError as e:
+        raise CheckpointError(f"{where}: {e}") from None
+
+
+def _apply_umask(root: Path) -> None:
+    """mkdtemp makes 0700 folders and safetensors 0600 files; give the checkpoint the modes a
+    plain mkdir/open would have, so others on the machine can read it as usual."""
+    umask = os.umask(0)
+    os.umask(umask)
+    root.chmod(0o777 & ~umask)
+    for f in root.rglob("*"):
+        f.chmod((0o777 if f.is_dir() else 0o666) & ~umask)
+
+
+def _git_commit() -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=Path(__file__).parent,
+                             capture_output=True, text=True, timeout=5)
+        return out.stdout.strip() or None if out.returncode == 0 else None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+# -- official TRM checkpoints --------------------------------------------------------------------
+
+# Attribute chain of the reference: torch.compile wrapper -> loss head -> ACT wrapper -> inner.
+ANCHOR = "embed_tokens.embedding_weight"
+NON_PERSISTENT = ("rotary_emb.cos_cached", "rotary_emb.sin_cached", "puzzle_emb.local_weights",
+                  "puzzle_emb.local_ids")
+# Settings the tensors cannot reveal, and where they usually come from (for the error's hint).
+NOT_IN_WEIGHTS = {
+    "H_cycles": "T, 3 in every published run",
+    "L_cycles": "n, 6 for Sudoku, 4 for ARC and Maze",
+    "halt_max_steps": "16 in every published run",
+    "num_heads": "8 in every published run",
+    "pos_encodings": "rope, or none for TRM-MLP Sudoku",
+    "puzzle_emb_len": "16 in every published run",
+    "seq_len": "81 Sudoku, 900 ARC and Maze",
+}
+
+
+def is_official_checkpoint(path) -> bool:
+    """A file written by torch.save: a zip archive (torch >= 1.6) or a legacy pickle stream."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4)
+    except OSError:
+        return False
+    return head == b"PK\x03\x04" or head[:2] == b"\x80\x02"
+
+
+def import_official(path, *, config_yaml=None, vocab: Vocab | None = None, device="cpu",
+                    **overrides) -> tuple[TRM, Vocab, dict]:
+    """Load an official TRM checkpoint (`step_N`, a torch.save'd state_dict).
+
+    From the tensors: hidden_size, vocab_size, L_layers, mlp_t (key names), the SwiGLU width
+    (checked against `expansion`), the puzzle table (presence, ndim, number of ids), learned
+    positions, forward_dtype (dtype of H_init; may be overridden) and, for TRM-MLP or learned
+    positions, S = seq_len + P. The rest comes from `overrides` (TRMConfig field names), else
+    from the run's `all_config.yaml` (`config_yaml`; by default the one next to the file, if
+    any), else num_heads=8 for D=512; anything still unknown raises CheckpointError naming it.
+    The vocabulary is `vocab` if given, else a generic `trm-v{V}` table (pad, tok1, ...)."""
+    path = Path(path)
+    state, prefix = _read_official(path)
+    arch, yaml_path, ignored, data_seq_len = _read_official_yaml(path, config_yaml)
+    overrides = _check_keys(overrides)
+    given = {**arch, **overrides}
+    source = {k: "all_config.yaml" for k in arch} | {k: "override" for k in overrides}
+
+    found, S = _infer_from_weights(state)
+    for k, v in found.items():
+        if k in given and given[k] != v and k != "forward_dtype":
+            raise CheckpointError(f"{path}: {k}={given[k]!r} ({source[k]}) contradicts the "
+                                  f"weights, which say {k}={v!r}")
+    cfg = {**found, **given}
+    if "seq_len" not in cfg and data_seq_len:
+        cfg["seq_len"], source["seq_len"] = data_seq_len, "dataset.json"
+    cfg.setdefault("num_puzzle_identifiers", 1)
+    if cfg["puzzle_emb_ndim"] == 0:
+        cfg.setdefault("puzzle_emb_len", 0)       # no table: the reference must have had P = 0
+    if "num_heads" not in cfg and cfg["hidden_size"] == 512:
+        cfg["num_heads"], source["num_heads"] = 8, "default"
+    elif "num_heads" not in cfg and cfg["mlp_t"]:
+        cfg["num_heads"], source["num_heads"] = 1, "unused (mlp_t)"
+    if cfg["mlp_t"] and "pos_encodings" not in cfg:
+        cfg["pos_encodings"] = "none"             # TRM-MLP has no attention: rope would be unused
+    if S is not None:
+        _resolve_lengths(cfg, S, path, source)
+    if "expansion" not in cfg:
+        source["expansion"] = "weights"
+    _check_expansion(cfg, state, S, path)
+
+    missing = [k for k in NOT_IN_WEIGHTS if k not in cfg]
+    if missing:
+        raise CheckpointError(
+            f"{path}: the weights do not say {', '.join(missing)}",
+            hint="pass the run's all_config.yaml (--config) or set each one (--set KEY=VALUE; "
+                 "in Python, import_official(..., KEY=VALUE)). Usual values: "
+                 + "; ".join(f"{k}: {NOT_IN_WEIGHTS[k]}" for k in missing))
+    try:
+        config = TRMConfig.from_dict(cfg)
+    except PtrmError as e:
+        raise CheckpointError(f"{path}: {e}", hint=e.hint) from None
+    V = config.vocab_size
+    if vocab is None:
+        vocab = Vocab(f"trm-v{V}", (PAD,) + tuple(f"tok{i}" for i in range(1, V)))
+    elif len(vocab) != V:
+        raise VocabError(f"vocabulary {vocab.family!r} has {len(vocab)} tokens but the "
+                         f"checkpoint {path} has vocab_size {V}")
+    model = _build(config, state, device, path)
+
+    step = path.name.removeprefix("step_")
+    meta = {"source": "official-trm", "imported_from": str(path), "sha256": _sha256(path),
+            "steps": int(step) if step.isdigit() else None, "key_prefix": prefix,
+            "config_yaml": str(yaml_path) if yaml_path else None,
+            "inferred_from_weights": sorted(found),
+            "given": {k: source[k] for k in sorted(source) if k in cfg},
+            "ignored_arch_keys": ignored}
+    return model, vocab, meta
+
+
+def _read_official(path: Path) -> tuple[dict, str]:
+    try:
+        obj = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # noqa: BLE001 - any failure here means "not a readable checkpoint"
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise CheckpointError(f"{path} is corrupt or not a plain tensor checkpoint: {first}",
+                              hint="only state_dict files are read (weights_only=True); "
+                                   "files that need arbitrary pickled objects are refused") from None
+    if not isinstance(obj, dict) or not all(isinstance(v, torch.Tensor) for v in obj.values()):
+        raise CheckpointError(f"{path} holds a {type(obj).__name__}, not a TRM state_dict")
+    anchors = [k for k in obj if k.endswith(ANCHOR)]
+    if len(anchors) != 1:
+        raise CheckpointError(f"{path} is not a TRM checkpoint (no single "
+                              f"'...{ANCHOR}' tensor among {len(obj)} keys)")
+    prefix = anchors[0][: -len(ANCHOR)]
+    stray = [k for k in obj if not k.startswith(prefix)]
+    if stray:
+        raise CheckpointError(f"{path}: keys outside {prefix!r}: {', '.join(stray[:5])}")
+    state = {k[len(prefix):]: v for k, v in obj.items()}
+    if any(k.startswith("H_level.") for k in state):
+        raise CheckpointError(f"{path} looks like an HRM checkpoint (it has an H_level), not TRM")
+    return {k: v for k, v in state.items() if k not in NON_PERSISTENT}, prefix
+
+
+def _infer_from_weights(sd: dict) -> tuple[dict, int | None]:
+    """Config values the tensors reveal, and S (= seq_len + P) when they fix it."""
+    V, D = sd[ANCHOR].shape
+    layers = {int(k.split(".")[2]) for k in sd if k.startswith("L_level.layers.")}
+    found = {"vocab_size": V, "hidden_size": D, "L_layers": len(layers),
+             "mlp_t": any(".mlp_t." in k for k in sd)}
+    if "H_init" in sd and sd["H_init"].dtype in FORWARD_DTYPES.values():
+        found["forward_dtype"] = {v: k for k, v in FORWARD_DTYPES.items()}[sd["H_init"].dtype]
+    if "puzzle_emb.weights" in sd:
+        found["num_puzzle_identifiers"], found["puzzle_emb_ndim"] = sd["puzzle_emb.weights"].shape
+    else:
+        found["puzzle_emb_ndim"] = 0
+    S = None
+    if "embed_pos.embedding_weight" in sd:
+        found["pos_encodings"] = "learned"
+        S = sd["embed_pos.embedding_weight"].shape[0]
+    if found["mlp_t"]:
+        S = sd["L_level.layers.0.mlp_t.gate_up_proj.weight"].shape[1]
+    return found, S
+
+
+def _resolve_lengths(cfg: dict, S: int, path: Path, source: dict) -> None:
+    """With S known (TRM-MLP or learned positions), seq_len and P determine each other."""
+    P = cfg.get("puzzle_emb_len")
+    if P == 0 and cfg["puzzle_emb_ndim"]:
+        P = -(-cfg["puzzle_emb_ndim"] // cfg["hidden_size"])
+    if "seq_len" in cfg and P is not None and cfg["seq_len"] + P != S:
+        raise CheckpointError(f"{path}: seq_len {cfg['seq_len']} + puzzle_emb_len {P} != {S}, "
+                              "the sequence length the weights were built for")
+    if "seq_len" not in cfg and P is not None:
+        cfg["seq_len"], source["seq_len"] = S - P, "weights"
+    elif "puzzle_emb_len" not in cfg and "seq_len" in cfg:
+        cfg["puzzle_emb_len"], source["puzzle_emb_len"] = S - cfg["seq_len"], "weights"
+
+
+def _check_expansion(cfg: dict, sd: dict, S: int | None, path: Path) -> None:
+    """expansion only fixes the SwiGLU width through a rounding rule, so check the width it
+    gives; if none was given, take the smallest whole expansion that explains the weights."""
+    inter = sd["L_level.layers.0.mlp.gate_up_proj.weight"].shape[0] // 2
+    widths = [(cfg["hidden_size"], inter)]
+    if S is not None and cfg["mlp_t"]:
+        widths.append((S, sd["L_level.layers.0.mlp_t.gate_up_proj.weight"].shape[0] // 2))
+    fits = lambda e: all(swiglu_inter(w, e) == i for w, i in widths)  # noqa: E731
+    if "expansion" in cfg:
+        if not fits(cfg["expansion"]):
+            raise CheckpointError(f"{path}: expansion {cfg['expansion']} does not give the "
+                                  f"SwiGLU width {inter} found in the weights")
+        return
+    for e in (4, 1, 2, 3, 5, 6, 7, 8, 1.5, 2.5, 3.5):
+        if fits(e):
+            cfg["expansion"] = float(e)
+            return
+    raise CheckpointError(f"{path}: no common expansion gives the SwiGLU width {inter}",
+                          hint="set expansion explicitly")
+
+
+def _read_official_yaml(step_path: Path, config_yaml):
+    """-> (the `arch:` section of an official all_config.yaml reduced to TRMConfig keys, the
+    file used, the arch keys ignored, the dataset's seq_len when its data path is readable)."""
+    path = Path(config_yaml) if config_yaml else step_path.parent / OFFICIAL_CONFIG
+    if not path.exists():
+        if config_yaml:
+            raise CheckpointError(f"{path}: no such file")
+        return {}, None, [], None
+    import yaml
+
+    try:
+        doc = yaml.safe_load(path.read_text())
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
+        raise CheckpointError(f"{path} is not readable YAML: {e}") from None
+    if not isinstance(doc, dict):
+        raise CheckpointError(f"{path} is not a TRM run config")
+    arch = doc.get("arch", doc)
+    if not isinstance(arch, dict) or "hidden_size" not in arch:
+        raise CheckpointError(f"{path} has no arch section with hidden_size")
+    name = str(arch.get("name", "trm"))
+    if "trm" not in name.lower() and "tinyrecursive" not in name.lower():
+        raise CheckpointError(f"{path}: arch {name!r} is not a TRM")
+    known = {f.name for f in dataclasses.fields(TRMConfig)}
+    out = {k: v for k, v in arch.items() if k in known}
+    ignored = sorted(k for k in arch if k not in known)
+    data = doc.get("data_paths") or doc.get("data_path") or []
+    for d in [data] if isinstance(data, str) else list(data):
+        for split in ("test", "train"):
+            meta = Path(d) / split / "dataset.json"  # paths are relative to the run's cwd
+            try:
+                return out, path, ignored, int(json.loads(meta.read_text())["seq_len"])
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+    return out, path, ignored, None
+
+
+def _check_keys(overrides: dict) -> dict:
+    known = {f.name for f in dataclasses.fields(TRMConfig)}
+    unknown = sorted(set(overrides) - known)
+    if unknown:
+        raise CheckpointError(f"unknown model setting(s) {', '.join(unknown)}",
+                              hint=f"known settings: {', '.join(sorted(known))}")
+    return dict(overrides)
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()

@@ -1,0 +1,331 @@
+"""Checkpoints: import of the official `step_0` fixture, our safetensors round trip, the
+`ptrm convert` command, and clear errors for underspecified, corrupt or mismatched files."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+from safetensors.torch import load_file, save_file
+
+from ptrm_cli.engine.checkpoint import (CheckpointError, import_official, is_official_checkpoint,
+                                        load_checkpoint, save_checkpoint)
+from ptrm_cli.engine.model import TRM, TRMConfig
+from ptrm_cli.errors import VocabError
+from ptrm_cli.vocab import Vocab
+
+FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "trm"
+# What step_0's weights do not say (TRM_REFERENCE.md §9 fixture config).
+SETTINGS = dict(H_cycles=2, L_cycles=3, halt_max_steps=4, num_heads=2, pos_encodings="rope",
+                puzzle_emb_len=4, seq_len=16)
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """Tiny tensors: intra-op thread hand-offs cost more than they save (20x more on a busy
+    2-core machine), so these tests run single-threaded and restore the setting after."""
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
+def fixture_path(name: str) -> Path:
+    path = FIXTURES / name
+    if not path.exists():
+        pytest.skip(f"golden fixtures not found at {FIXTURES} (the shared/ folder next to the "
+                    "repository is absent)")
+    return path
+
+
+@pytest.fixture(scope="module")
+def bf16_fixture():
+    return torch.load(fixture_path("trm_fixture_att_bf16.pt"), weights_only=True)
+
+
+@pytest.fixture(scope="module")
+def step0():
+    return fixture_path("step_0")
+
+
+def outputs(model: TRM, batch: dict, steps: int = 4):
+    with torch.no_grad():
+        x = model.embed(batch["inputs"], batch["puzzle_identifiers"])
+        carry, outs = model.init_carry(x.shape[0]), []
+        for _ in range(steps):
+            out = model.step(carry, x)
+            carry = out.carry
+            outs.append(out)
+    return outs
+
+
+# -- official import -----------------------------------------------------------------------------
+
+def test_import_step0_reproduces_the_bf16_fixture(step0, bf16_fixture):
+    model, vocab, meta = import_official(step0, **SETTINGS)
+    assert model.config.forward_dtype == "bfloat16"          # read from H_init's dtype
+    assert vocab == Vocab("trm-v12", ("pad",) + tuple(f"tok{i}" for i in range(1, 12)))
+    assert meta["source"] == "official-trm" and meta["steps"] == 0
+    assert meta["key_prefix"] == "_orig_mod.model.inner."
+    for i, (out, ref) in enumerate(zip(outputs(model, bf16_fixture["batch"]),
+                                       bf16_fixture["per_step"]), 1):
+        err = (out.logits.float() - ref["logits"]).abs().max().item()
+        assert err < (0.2 if i == 1 else 1.0), f"step {i}: |dlogits| {err}"
+        assert (out.q_halt - ref["q_halt_logits"]).abs().max() < 0.25
+        assert (out.preds == ref["preds"]).float().mean() >= (0.95 if i == 1 else 0.75)
+
+
+def test_import_step0_equals_the_fixture_state_dict(step0, bf16_fixture):
+    """step_0 holds exactly the att_bf16 fixture's weights: importing the file and building from
+    the fixture's in-memory state_dict give bit-identical outputs."""
+    imported, _, _ = import_official(step0, **SETTINGS)
+    cfg = TRMConfig.from_dict({k: v for k, v in bf16_fixture["config"].items()
+                               if k not in ("H_layers", "no_ACT_continue", "batch_size")})
+    state = {k.removeprefix("_orig_mod.model.inner."): v
+             for k, v in bf16_fixture["state_dict"].items()}
+    direct = TRM.from_state_dict(cfg, state).eval()
+    assert imported.config == direct.config
+    for a, b in zip(outputs(imported, bf16_fixture["batch"]), outputs(direct, bf16_fixture["batch"])):
+        assert torch.equal(a.logits, b.logits) and torch.equal(a.carry.z, b.carry.z)
+
+
+def test_import_step0_in_float32(step0, bf16_fixture):
+    """A bf16-trained checkpoint can run in float32: the bf16 H_init/L_init widen exactly, and
+    the result is the exact computation the bf16 reference approximates, so it sits within
+    bf16 noise of the fixture (the same distance as our own bf16 run)."""
+    model, _, _ = import_official(step0, forward_dtype="float32", **SETTINGS)
+    raw = torch.load(step0, weights_only=True)
+    assert model.H_init.dtype == torch.float32
+    assert torch.equal(model.H_init.bfloat16(), raw["_orig_mod.model.inner.H_init"])
+    outs = outputs(model, bf16_fixture["batch"])
+    assert outs[0].logits.dtype == torch.float32
+    for i, (out, ref) in enumerate(zip(outs, bf16_fixture["per_step"]), 1):
+        assert (out.logits - ref["logits"]).abs().max() < (0.2 if i == 1 else 1.0), f"step {i}"
+        assert (out.preds == ref["preds"]).float().mean() >= 0.75, f"step {i}"
+
+
+def test_import_needs_what_the_weights_do_not_say(step0):
+    with pytest.raises(CheckpointError) as e:
+        import_official(step0)
+    for key in SETTINGS:
+        assert key in str(e.value)
+    assert "--config" in e.value.hint and "--set" in e.value.hint
+    partial = {k: v for k, v in SETTINGS.items() if k != "L_cycles"}
+    with pytest.raises(CheckpointError, match=r"do not say L_cycles$"):
+        import_official(step0, **partial)
+
+
+def test_import_reads_all_config_yaml_next_to_the_step_file(step0, tmp_path, bf16_fixture):
+    run = tmp_path / "run"
+    run.mkdir()
+    shutil.copy(step0, run / "step_1234")
+    arch = {"name": "recursive_reasoning.trm@TinyRecursiveReasoningModel_ACTV1",
+            "loss": {"name": "losses@ACTLossHead", "loss_type": "stablemax_cross_entropy"},
+            "H_layers": 0, "no_ACT_continue": True, "hidden_size": 64, "expansion": 4,
+            "L_layers": 2, "mlp_t": False, "puzzle_emb_ndim": 64, "forward_dtype": "bfloat16",
+            **{k: v for k, v in SETTINGS.items() if k != "seq_len"}}
+    data = tmp_path / "data"
+    (data / "test").mkdir(parents=True)
+    (data / "test" / "dataset.json").write_text(json.dumps({"seq_len": 16, "vocab_size": 12}))
+    (run / "all_config.yaml").write_text(yaml.safe_dump({"arch": arch, "data_paths": [str(data)],
+                                                         "lr": 1e-4}))
+    model, _, meta = load_checkpoint(run / "step_1234")      # detected as official
+    assert model.config.seq_len == 16 and model.config.L_cycles == 3
+    assert meta["steps"] == 1234 and meta["given"]["seq_len"] == "dataset.json"
+    assert meta["given"]["H_cycles"] == "all_config.yaml"
+    assert "name" in meta["ignored_arch_keys"]
+    ref = outputs(import_official(step0, **SETTINGS)[0], bf16_fixture["batch"], 1)[0]
+    assert torch.equal(outputs(model, bf16_fixture["batch"], 1)[0].logits, ref.logits)
+
+    arch["hidden_size"] = 512
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump({"arch": arch}))
+    with pytest.raises(CheckpointError, match="hidden_size=512.*contradicts.*hidden_size=64"):
+        import_official(run / "step_1234", config_yaml=bad)
+
+
+def test_import_mlp_infers_seq_len_from_the_token_mixer(tmp_path):
+    """TRM-MLP weights fix S = seq_len + P, so only one of the two is needed; num_heads and the
+    position encoding do not matter without attention."""
+    fx = torch.load(fixture_path("trm_fixture_mlp_fp32.pt"), weights_only=True)
+    torch.save(fx["state_dict"], tmp_path / "step_7")
+    model, _, _ = import_official(tmp_path / "step_7", H_cycles=2, L_cycles=3, halt_max_steps=4,
+                                  puzzle_emb_len=4)
+    assert model.config.mlp_t and model.config.seq_len == 16
+    assert model.config.forward_dtype == "float32"
+    out = outputs(model, fx["batch"], 1)[0]
+    assert (out.logits - fx["per_step"][0]["logits"]).abs().max() < 1e-4
+
+
+# -- our format ----------------------------------------------------------------------------------
+
+def test_round_trip_through_safetensors_is_bit_exact(step0, tmp_path, bf16_fixture):
+    model, vocab, meta = import_official(step0, **SETTINGS)
+    out_dir = save_checkpoint(tmp_path / "ckpt", model, vocab, {**meta, "seed": 7})
+    assert sorted(p.name for p in out_dir.iterdir()) == ["config.json", "model.safetensors"]
+    doc = json.loads((out_dir / "config.json").read_text())
+    assert doc["format"] == "ptrm-checkpoint/1" and doc["model"] == model.config.to_dict()
+    assert doc["meta"]["torch"] == torch.__version__ and doc["meta"]["seed"] == 7
+
+    for where in (out_dir, out_dir / "model.safetensors"):
+        loaded, vocab2, meta2 = load_checkpoint(where)
+        assert vocab2 == vocab and meta2["steps"] == 0 and meta2["seed"] == 7
+        assert loaded.config == model.config and not loaded.training
+        a, b = model.state_dict(), loaded.state_dict()
+        assert a.keys() == b.keys()
+        assert all(a[k].dtype == b[k].dtype and torch.equal(a[k], b[k]) for k in a)
+        for x, y in zip(outputs(model, bf16_fixture["batch"]),
+                        outputs(loaded, bf16_fixture["batch"])):
+            assert torch.equal(x.logits, y.logits) and torch.equal(x.q_halt, y.q_halt)
+            assert torch.equal(x.carry.y, y.carry.y) and torch.equal(x.carry.z, y.carry.z)
+
+    keys = load_file(str(out_dir / "model.safetensors")).keys()
+    assert {"H_init", "L_init", "puzzle_emb.weights"} <= set(keys)
+    assert not any("rotary" in k for k in keys)               # recomputed, never stored
+
+
+def test_save_replaces_a_checkpoint_but_not_other_folders(tmp_path):
+    model = TRM(TRMConfig(vocab_size=3, seq_len=4, hidden_size=16, num_heads=2,
+                          puzzle_emb_ndim=16, puzzle_emb_len=1))
+    vocab = Vocab("tiny", ("pad", "a", "b"))
+    save_checkpoint(tmp_path / "ck", model, vocab)
+    save_checkpoint(tmp_path / "ck", model, vocab, {"steps": 2}, write_extra=lambda d:
+                    (d / "resume.json").write_text("{}"))
+    assert load_checkpoint(tmp_path / "ck")[2]["steps"] == 2
+    assert (tmp_path / "ck" / "resume.json").exists()
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "keep.py").write_text("x = 1\n")
+    with pytest.raises(CheckpointError, match="refusing to replace"):
+        save_checkpoint(tmp_path / "src", model, vocab)
+    assert (tmp_path / "src" / "keep.py").exists()
+
+
+def test_config_overrides_when_loading(step0, tmp_path):
+    model, vocab, meta = import_official(step0, **SETTINGS)
+    save_checkpoint(tmp_path / "ck", model, vocab, meta)
+    loaded, _, meta2 = load_checkpoint(tmp_path / "ck", forward_dtype="float32", L_cycles=5)
+    assert loaded.config.forward_dtype == "float32" and loaded.config.L_cycles == 5
+    assert meta2["overrides"] == {"forward_dtype": "float32", "L_cycles": 5}
+    with pytest.raises(CheckpointError, match="unknown model setting.*hiden"):
+        load_checkpoint(tmp_path / "ck", hiden_size=3)
+
+
+# -- clear errors --------------------------------------------------------------------------------
+
+class _Boom:
+    """Unpickling this would create a file: proof that pickled code ran."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __reduce__(self):
+        return (Path.touch, (Path(self.path),))
+
+
+def test_pickled_code_is_never_executed(tmp_path):
+    marker = tmp_path / "pwned"
+    torch.save({"_orig_mod.model.inner.embed_tokens.embedding_weight": torch.zeros(2, 2),
+                "evil": _Boom(marker)}, tmp_path / "step_1")
+    assert is_official_checkpoint(tmp_path / "step_1")
+    with pytest.raises(CheckpointError, match="not a plain tensor checkpoint"):
+        load_checkpoint(tmp_path / "step_1")
+    assert not marker.exists()
+
+
+def test_corrupt_and_foreign_files(step0, tmp_path):
+    (tmp_path / "notes.txt").write_text("hello")
+    with pytest.raises(CheckpointError, match="is not a checkpoint"):
+        load_checkpoint(tmp_path / "notes.txt")
+    with pytest.raises(CheckpointError, match="no such file"):
+        load_checkpoint(tmp_path / "missing")
+    with pytest.raises(CheckpointError, match="no config.json"):
+        load_checkpoint(tmp_path)
+
+    truncated = tmp_path / "step_5"
+    truncated.write_bytes(step0.read_bytes()[: step0.stat().st_size // 2])
+    with pytest.raises(CheckpointError, match="corrupt"):
+        load_checkpoint(truncated, **SETTINGS)
+
+    torch.save({"encoder.weight": torch.zeros(3)}, tmp_path / "step_6")
+    with pytest.raises(CheckpointError, match="not a TRM checkpoint"):
+        load_checkpoint(tmp_path / "step_6")
+
+    model, vocab, meta = import_official(step0, **SETTINGS)
+    ck = save_checkpoint(tmp_path / "ck", model, vocab, meta)
+    (ck / "model.safetensors").write_bytes(b"\x00" * 64)
+    with pytest.raises(CheckpointError, match="corrupt or not a safetensors"):
+        load_checkpoint(ck)
+    (ck / "config.json").write_text("{not json")
+    with pytest.raises(CheckpointError, match="not readable JSON"):
+        load_checkpoint(ck)
+    (ck / "config.json").write_text(json.dumps({"format": "something-else/9"}))
+    with pytest.raises(CheckpointError, match="format 'something-else/9'"):
+        load_checkpoint(ck)
+
+
+def test_weights_that_do_not_fit_the_config(step0, tmp_path):
+    model, vocab, meta = import_official(step0, **SETTINGS)
+    ck = save_checkpoint(tmp_path / "ck", model, vocab, meta)
+    state = load_file(str(ck / "model.safetensors"))
+    del state["lm_head.weight"]
+    save_file(state, str(ck / "model.safetensors"))
+    with pytest.raises(CheckpointError, match="missing: lm_head.weight"):
+        load_checkpoint(ck)
+    with pytest.raises(CheckpointError, match="missing: embed_pos.embedding_weight"):
+        import_official(step0, **{**SETTINGS, "pos_encodings": "learned"})
+
+    save_checkpoint(ck, model, vocab, meta)
+    doc = json.loads((ck / "config.json").read_text())
+    doc["model"]["hidden_size"] = 32
+    (ck / "config.json").write_text(json.dumps(doc))
+    with pytest.raises(CheckpointError, match=r"shape mismatch: .*embed_tokens.embedding_weight: "
+                                              r"file \(12, 64\), model \(12, 32\)"):
+        load_checkpoint(ck)
+
+
+def test_vocab_mismatches_are_errors(step0, tmp_path):
+    wrong_size = Vocab("ppbench", ("pad",) + tuple(f"t{i}" for i in range(1, 9)))
+    with pytest.raises(VocabError, match="9 tokens.*vocab_size 12"):
+        import_official(step0, vocab=wrong_size, **SETTINGS)
+    model, vocab, meta = import_official(step0, **SETTINGS)
+    with pytest.raises(VocabError, match="9 tokens.*vocab_size is 12"):
+        save_checkpoint(tmp_path / "x", model, wrong_size)
+
+    ck = save_checkpoint(tmp_path / "ck", model, vocab, meta)
+    other = Vocab("trm-v12", ("pad",) + tuple(f"tok{i}" for i in range(1, 11)) + ("eos",))
+    with pytest.raises(VocabError, match="disagree on token id 11: 'eos' vs 'tok11'"):
+        load_checkpoint(ck, vocab=other)
+    assert load_checkpoint(ck, vocab=vocab)[1] == vocab
+
+    doc = json.loads((ck / "config.json").read_text())
+    doc["vocab"]["tokens"] = doc["vocab"]["tokens"][:10]
+    (ck / "config.json").write_text(json.dumps(doc))
+    with pytest.raises(VocabError, match="10 tokens but the model's vocab_size is 12"):
+        load_checkpoint(ck)
+
+
+# -- the command ---------------------------------------------------------------------------------
+
+def test_convert_command(step0, tmp_path):
+    from typer.testing import CliRunner
+
+    from ptrm_cli.app import app
+
+    runner = CliRunner()
+    sets = [arg for k, v in SETTINGS.items() for arg in ("--set", f"{k}={v}")]
+    res = runner.invoke(app, ["convert", str(step0), "--out", str(tmp_path / "ck"), *sets])
+    assert res.exit_code == 0, res.output
+    model, vocab, meta = load_checkpoint(tmp_path / "ck")
+    assert model.config.H_cycles == 2 and model.config.pos_encodings == "rope"
+    assert meta["given"]["H_cycles"] == "override"
+
+    res = runner.invoke(app, ["convert", str(step0), "--out", str(tmp_path / "ck2")])
+    assert res.exit_code == 2 and "H_cycles" in res.output
+    assert not (tmp_path / "ck2").exists()
+    res = runner.invoke(app, ["convert", str(step0), "--out", str(tmp_path / "ck3"),
+                              "--set", "L_cycles"])
+    assert res.exit_code == 2 and "KEY=VALUE" in res.output
