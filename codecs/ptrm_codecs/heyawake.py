@@ -45,7 +45,8 @@ this is the room's top cell. Labels are heyawake.unshaded / heyawake.shaded on e
 Trajectory inputs replace a shaded cell's token by heyawake.shaded. That hides the cell's
 walls and number in such augmented inputs; it is the paper's design (one token per cell,
 shaded or the clue layer) and the model sees them in the unshaded inputs of the same puzzle.
-Room numbers beyond 39 and "?" rooms have no token and are a clear error.
+Room numbers beyond 39 have no token and are a clear error; a "?" room is encoded like a
+room without a number (neither constrains the shading).
 """
 
 from __future__ import annotations
@@ -351,14 +352,14 @@ class HeyawakeCodec(GridCodec):
     def input_token(self, puzzle, r, c, value):
         board = puzzle.clues
         number = int(board.numbers[r, c])
-        if number == UNKNOWN or number > HEYAWAKE_MAX_NUMBER:
-            shown = "'?'" if number == UNKNOWN else str(number)
-            raise PtrmError(f"heyawake room number {shown} at r{r}c{c} has no token: the "
+        if number > HEYAWAKE_MAX_NUMBER:
+            raise PtrmError(f"heyawake room number {number} at r{r}c{c} has no token: the "
                             f"ppbench vocabulary holds room numbers 0..{HEYAWAKE_MAX_NUMBER}")
         if value == SHADED:
             return "heyawake.shaded"
+        # a "?" room constrains nothing, exactly like a room without a number
         return heyawake_token(board.wall_right(r, c), board.wall_below(r, c),
-                              None if number == NO_NUMBER else number)
+                              None if number in (NO_NUMBER, UNKNOWN) else number)
 
     def label_token(self, puzzle, r, c, value):
         return "heyawake.shaded" if value == SHADED else "heyawake.unshaded"

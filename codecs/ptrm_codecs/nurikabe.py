@@ -13,9 +13,9 @@ Formats:
               line `nurikabe` (no `sniff`: a tapa grid of single clues reads the same)
   PPBench     moves: left click toggles shading, right click puts a dot; clue cells ignore both
   janko       problem: clue numbers, '-' blank, '?'; solution: 'x' shaded, '-' not
-Tokens (ppbench family): nurikabe.blank and nurikabe.clue.1..58 on inputs, with nurikabe.shaded
+Tokens (ppbench family): nurikabe.blank, nurikabe.clue.? and nurikabe.clue.1..38 on inputs, with nurikabe.shaded
 on cells a trajectory state shades; labels are nurikabe.shaded / nurikabe.unshaded on non-clue
-cells and the clue's input token on clue cells. A "?" clue, a 0 clue or one above 58 has no token.
+cells and the clue's input token on clue cells. A 0 clue or one above 38 has no token; "?" has one.
 Rules, in pzpr.js checklist order: cs2x2, bkNoNum, csDivide, bkNumGe2, bkSizeNe.
 """
 
@@ -225,10 +225,12 @@ class NurikabeCodec(GridCodec):
 
     def clue_token(self, puzzle: Puzzle, r: int, c: int) -> str:
         clue = int(puzzle.clues[r, c])
+        if clue == UNKNOWN:
+            return "nurikabe.clue.?"
         if not 1 <= clue <= NURIKABE_MAX_CLUE:
-            shown = "'?'" if clue == UNKNOWN else str(clue)
-            raise PtrmError(f"nurikabe clue {shown} at r{r}c{c} cannot be encoded: the "
-                            f"{PPBENCH.name} vocabulary has nurikabe clues 1..{NURIKABE_MAX_CLUE}")
+            raise PtrmError(f"nurikabe clue {clue} at r{r}c{c} cannot be encoded: the "
+                            f"{PPBENCH.name} vocabulary has nurikabe clues 1..{NURIKABE_MAX_CLUE} "
+                            f"and '?'")
         return f"nurikabe.clue.{clue}"
 
     def input_token(self, puzzle, r, c, value):
@@ -247,7 +249,7 @@ class NurikabeCodec(GridCodec):
         return shading_value(self.name, name)
 
     def token_range_help(self):
-        return f"nurikabe clues 1..{NURIKABE_MAX_CLUE}"
+        return f"nurikabe clues 1..{NURIKABE_MAX_CLUE} and '?'"
 
     # -- rules -----------------------------------------------------------------------------
     def verify(self, puzzle, solution):

@@ -15,10 +15,10 @@ Formats:
   PPBench     moves: left click toggles shading, right click puts a dot; clue cells ignore both
 A clue must fit on the 8-cell ring (pzpr.js's rule: one number 0..8, or 2-4 numbers >= 1 or ?
 with count + sum <= 8, ? counting 1); anything else is a ParseError.
-Tokens (ppbench family): tapa.blank and tapa.clue.<sorted numbers> (the 23 multisets of
-families.TAPA_CLUES) on inputs, with tapa.shaded on cells a trajectory state shades; labels are
-tapa.shaded / tapa.unshaded on non-clue cells and the clue's input token on clue cells. A clue
-with a "?" has no token.
+Tokens (ppbench family): tapa.blank and tapa.clue.<sorted values, "?" first> (the 42 multisets
+of families.TAPA_CLUES, 19 of them with "?") on inputs, with tapa.shaded on cells a trajectory
+state shades; labels are tapa.shaded / tapa.unshaded on non-clue cells and the clue's input
+token on clue cells.
 Rules, in pzpr.js checklist order: brNoShade, cs2x2, ceTapaNe, csDivide.
 """
 
@@ -247,8 +247,8 @@ class TapaCodec(GridCodec):
         clue = puzzle.clues[r][c]
         if tuple(sorted(clue)) not in TAPA_CLUES:
             raise PtrmError(f"tapa clue {clue_text(clue, unknown='?')} at r{r}c{c} cannot be "
-                            f"encoded: the {PPBENCH.name} vocabulary has tapa clues without '?' "
-                            f"only ({self.token_range_help()})")
+                            f"encoded: no run lengths on an 8-cell ring give it (the "
+                            f"{PPBENCH.name} vocabulary has {self.token_range_help()})")
         return tapa_token(clue)
 
     def input_token(self, puzzle, r, c, value):

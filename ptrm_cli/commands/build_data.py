@@ -1,12 +1,152 @@
-"""`ptrm build-data`: the paper's dataset recipe."""
+"""`ptrm build-data`: the paper's PPBench recipe, for PPBench JSONL and every other source
+(the pipeline is ptrm_cli/build.py; docs/BUILD_DATA.md explains it)."""
 
 from __future__ import annotations
 
+import json
+import sys
+from pathlib import Path
+
 import typer
+from rich.table import Table
 
+from .. import build as B
+from ..console import console, err_console
 from ..errors import PtrmError
+from ..options import JSON
 
 
-def build_data(source: str = typer.Argument(..., help="Folder of source files.")):
-    """Build a dataset from PPBench JSONL and other sources."""
-    raise PtrmError("`ptrm build-data` is not built yet")
+def build_data(
+    sources: list[Path] = typer.Argument(..., show_default=False, help=(
+        "Source folders or files: PPBench JSONL (golden_300.jsonl, full_dataset.jsonl), "
+        "ptrm records (.jsonl), janko JSON, one-line sudoku lists (.txt). A folder is read "
+        "file by file; files named golden* form the golden split.")),
+    out: Path = typer.Option(None, "--out", "-o", show_default=False,
+                             help="Dataset folder to write (replaced whole, atomically)."),
+    seed: int = typer.Option(0, "--seed", help="Seed for the validation sample and augmentation."),
+    val_per_type: int = typer.Option(B.DEFAULT_VAL_PER_TYPE, "--val-per-type",
+                                     help="Validation puzzles per type."),
+    val_tapa: int = typer.Option(None, "--val-tapa", show_default=False, help=(
+        "Validation puzzles for tapa (default: half of --val-per-type, the paper's 50).")),
+    val_pool: str = typer.Option("all-sizes", "--val-pool", help=(
+        "all-sizes: sample validation among all records of a type, then drop off-size ones "
+        "(the paper's order); kept: among kept puzzles only (exactly N per type).")),
+    augment: int = typer.Option(10, "--augment", help=(
+        "Examples per training puzzle: the original plus N-1 trajectory/dihedral samples.")),
+    types: str = typer.Option(",".join(B.PPBENCH_TYPES), "--types",
+                              help="Comma-separated puzzle types to keep."),
+    sizes: str = typer.Option("sudoku=9x9,*=10x10", "--sizes",
+                              help="Kept grid size per type, ROWSxCOLS or 'any' "
+                                   "('*' = the others)."),
+    golden: list[Path] = typer.Option(
+        [], "--golden", show_default=False,
+        help="A golden file (repeatable); any source file named golden* is one too."),
+    limit: int = typer.Option(None, "--limit", show_default=False,
+                              help="Read only the first N records of each non-golden file."),
+    subsample: int = typer.Option(None, "--subsample", show_default=False,
+                                  help="Read a seeded random N records of each non-golden file."),
+    family: str = typer.Option(None, "--family", show_default=False,
+                               help="Token family (default: the first type's codec's)."),
+    workers: int = typer.Option(0, "--workers", "-j", help="Worker processes (0 = all cores)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Count everything, write nothing."),
+    as_json: bool = JSON,
+):
+    """Build a dataset: read, filter, split (train/val/golden), augment, write tokens."""
+    if out is None and not dry_run:
+        raise PtrmError("missing --out OUTDIR", hint="or --dry-run to count without writing")
+    if limit is not None and subsample is not None:
+        raise PtrmError("--limit and --subsample do not combine: pick one")
+    for name, v in (("--val-per-type", val_per_type), ("--val-tapa", val_tapa),
+                    ("--limit", limit), ("--subsample", subsample)):
+        if v is not None and v < 0:
+            raise PtrmError(f"{name} must be 0 or more, not {v}")
+    if val_tapa is None:
+        val_tapa = val_per_type // 2
+    opts = B.BuildOptions(
+        seed=seed, val_per_type=val_per_type, val_overrides={"tapa": val_tapa},
+        val_pool=val_pool, augment=augment,
+        types=tuple(t.strip() for t in types.split(",") if t.strip()),
+        sizes=parse_sizes(sizes), golden=tuple(golden), limit=limit, subsample=subsample,
+        family=family, workers=workers or B.default_workers(),
+        progress=not as_json and err_console.is_terminal)
+    try:
+        result = B.build(sources, None if dry_run else out, opts)
+    except B.BuildError as e:
+        _report(e.result, as_json)
+        raise
+    _report(result, as_json)
+
+
+def parse_sizes(text: str) -> dict[str, tuple[int, int] | None]:
+    """`sudoku=9x9,*=10x10` -> {"sudoku": (9, 9), "*": (10, 10)}; `any` = no size filter."""
+    out = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        name, _, size = part.partition("=")
+        if name and size.strip().lower() == "any":
+            out[name.strip()] = None
+            continue
+        r, _, c = size.lower().partition("x")
+        if not (name and r.isdigit() and c.isdigit()):
+            raise PtrmError(f"--sizes: {part!r} is not TYPE=ROWSxCOLS",
+                            hint="e.g. sudoku=9x9,*=10x10")
+        out[name.strip()] = (int(r), int(c))
+    return out
+
+
+def _report(r: B.BuildResult, as_json: bool) -> None:
+    if as_json:
+        typer.echo(json.dumps(r.to_json(), indent=1))
+        return
+    console.print(counts_table(r))
+    src = Table(title="Sources", title_justify="left")
+    for col in ("source", "role", "kind", "records", "train", "val", "golden", "dropped"):
+        src.add_column(col, justify="left" if col in ("source", "role", "kind") else "right",
+                       overflow="fold", no_wrap=col != "source")
+    for s in r.sources:
+        n = {k: sum(v.values()) for k, v in s["puzzles"].items()}
+        src.add_row(s["name"], s["role"], s["kind"] or "-", f"{s['records']:,}",
+                    f"{n.get('train', 0):,}", f"{n.get('val', 0):,}", f"{n.get('golden', 0):,}",
+                    f"{sum(s['dropped'].values()):,}")
+    console.print(src)
+    if r.dropped:
+        d = Table(title="Dropped", title_justify="left")
+        for col in ("reason", "count", "by type", "why"):
+            d.add_column(col, justify="right" if col == "count" else "left")
+        for reason, by_type in r.dropped.items():
+            shown = ", ".join(f"{t} {n:,}" for t, n in sorted(by_type.items(), key=lambda x: -x[1]))
+            d.add_row(reason, f"{sum(by_type.values()):,}", shown, B.REASONS.get(reason, ""))
+        console.print(d)
+        for reason, msgs in r.messages.items():
+            for m in msgs[:10]:
+                console.print(f"  [yellow]{reason}[/] {m}", highlight=False, markup=True)
+            if len(msgs) > 10:
+                console.print(f"  [dim]{reason}: {len(msgs) - 10} more in meta.json / --json[/]")
+    for note in r.notes:
+        console.print(f"[yellow]note:[/] {note}")
+    t = r.timings
+    rate = lambda n, s: f"{n / s:,.0f}/s" if s > 0 else "-"  # noqa: E731
+    console.print(f"[dim]decoded {t.get('decode_puzzles', 0):,} puzzles in "
+                  f"{t.get('decode', 0):.1f}s "
+                  f"({rate(t.get('decode_puzzles', 0), t.get('decode', 0))}), augmented "
+                  f"{t.get('augment_puzzles', 0):,} training puzzles in {t.get('augment', 0):.1f}s "
+                  f"({rate(t.get('augment_puzzles', 0), t.get('augment', 0))}); total "
+                  f"{t.get('total', 0):.1f}s[/]", highlight=False)
+    if r.out is not None and (r.out / "meta.json").is_file():
+        console.print(f"wrote [bold]{r.out}[/]")
+    sys.stdout.flush()
+
+
+def counts_table(r: B.BuildResult) -> Table:
+    """The paper's table: puzzles per type and split, with train examples after augmentation."""
+    table = Table(title=f"Dataset ({r.family}): puzzles per type", title_justify="left")
+    for col in ("type", "train", "train examples", "val", "golden"):
+        table.add_column(col, justify="left" if col == "type" else "right")
+    tot = [0, 0, 0, 0]
+    for t in r.types:
+        row = [r.puzzles["train"].get(t, 0), r.counts["train"].get(t, 0),
+               r.puzzles["val"].get(t, 0), r.puzzles["golden"].get(t, 0)]
+        tot = [a + b for a, b in zip(tot, row)]
+        table.add_row(t, *(f"{v:,}" for v in row))
+    table.add_section()
+    table.add_row("total", *(f"{v:,}" for v in tot), style="bold")
+    return table

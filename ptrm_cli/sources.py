@@ -1,0 +1,306 @@
+"""Source readers for `ptrm build-data`: one per file kind, in a small registry.
+
+A reader recognises a file (`sniff`), streams its records as `Item`s (`read`) and turns one
+item into a puzzle and its full solution with the type's codec (`decode`). Reading is cheap
+and happens in the main process: it finds each record's type and, where the record says so,
+its size, so that off-type and off-size records are dropped before any decoding. Decoding is
+the expensive part (PPBench moves, a sudoku solver) and runs in worker processes.
+
+Built-in kinds:
+
+  jsonl          PPBench JSONL (`{"pid", "puzzlink_url", "solution_enc", ...}`: the golden file
+                 or `full_dataset.jsonl`) and ptrm records (`{"type", "url", "answer", ...}`, as
+                 `GridCodec.to_record` writes them; a dataset's own `puzzles.jsonl` also reads
+                 back). The two may be mixed line by line.
+  janko-json     `{"name": "Akari", "data": {id: {"problem", "solution", "source"}}}`
+                 (shared/data/janko/<type>_10x10.json; akari = lightup).
+  sudoku-lines   one puzzle per line, n*n characters of 1-9 with '.' or '0' for blanks, '#'
+                 comment lines; no solutions: the solver fills them and checks uniqueness.
+
+Adding a kind (maze text, ARC JSON, ...) is one class and one `register_reader` call; nothing
+else in the pipeline changes:
+
+    class MazeText(SourceReader):
+        kind, suffixes = "maze-text", (".txt",)
+        def sniff(self, path, head): ...
+        def read(self, path, report): yield Item(...)
+        def decode(self, item, codec): return puzzle, solution
+    register_reader(MazeText())
+
+Readers are tried in registration order; the first whose suffix matches and whose `sniff`
+says yes reads the file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import codec as registry
+from .codec import Codec, Puzzle, Solution
+from .errors import ParseError
+
+#: puzzle-type spellings that are not a codec's name (PPBench/pzpr.js url ids, janko names)
+ALIASES = {"akari": "lightup"}
+
+#: `report(loc, message)`: a record the reader could not read (counted as "malformed")
+Report = Callable[[Any, str], None]
+
+
+class Drop(Exception):
+    """A record that decodes but cannot be used; `reason` is the summary's category."""
+
+    def __init__(self, reason: str, message: str):
+        super().__init__(message)
+        self.reason = reason
+
+
+@dataclass
+class Item:
+    """One record of a source file, read but not decoded."""
+
+    reader: str            # the kind of the reader that produced it (and decodes it)
+    type: str              # puzzle type as the record names it (resolve with `resolve_type`)
+    payload: Any           # the record: a dict, or a line of text
+    loc: int | str         # 1-based line number, or the entry's id
+    rows: int | None = None  # grid size when the record states it (else known after decoding)
+    cols: int | None = None
+    ident: str | None = None  # cheap identity before decoding (the URL as written)
+    form: str = ""         # record form within the kind ("ppbench", "ptrm", ...)
+
+
+class SourceReader:
+    """Base class of the readers: override `sniff`, `read` and `decode`."""
+
+    kind: str = ""
+    description: str = ""
+    suffixes: tuple[str, ...] = ()
+
+    def sniff(self, path: Path, head: str) -> bool:
+        """True if this reader reads the file; `head` is its first 64 KiB as text."""
+        return False
+
+    def read(self, path: Path, report: Report) -> Iterator[Item]:
+        raise NotImplementedError
+
+    def decode(self, item: Item, codec: Codec) -> tuple[Puzzle, Solution]:
+        """The puzzle and its full solution. Raise `ParseError` (malformed) or `Drop`."""
+        raise NotImplementedError
+
+
+READERS: dict[str, SourceReader] = {}
+
+
+def register_reader(reader: SourceReader) -> SourceReader:
+    if not reader.kind:
+        raise ValueError("a source reader needs a kind")
+    READERS[reader.kind] = reader
+    return reader
+
+
+def suffixes() -> set[str]:
+    return {s for r in READERS.values() for s in r.suffixes}
+
+
+def reader_for(path: Path) -> SourceReader | None:
+    """The reader that recognises `path`, or None."""
+    name = path.name.lower()
+    candidates = [r for r in READERS.values() if any(name.endswith(s) for s in r.suffixes)]
+    if not candidates:
+        return None
+    with open(path, "rb") as f:
+        head = f.read(65536).decode("utf-8", errors="replace")
+    for r in candidates:
+        if r.sniff(path, head):
+            return r
+    return None
+
+
+def resolve_type(name: str) -> str:
+    """A record's type spelling -> the codec name it means (`akari` -> `lightup`)."""
+    name = str(name).strip().lower()
+    if name in ALIASES:
+        return ALIASES[name]
+    codecs = registry.registered()
+    if name in codecs:
+        return name
+    for reg in codecs.values():
+        if name in reg.codec.url_ids:
+            return reg.codec.name
+    return name
+
+
+_URL_SIZE = re.compile(r"\?[^/\s]+/(?:v:[^/\s]*/)?(?:[^/\s\d][^/\s]*/)?(\d+)/(\d+)")
+
+
+def url_size(url: str) -> tuple[int | None, int | None]:
+    """(rows, cols) from a puzz.link URL (`.../<cols>/<rows>/...`), or (None, None)."""
+    m = _URL_SIZE.search(url or "")
+    return (int(m.group(2)), int(m.group(1))) if m else (None, None)
+
+
+# -- jsonl: PPBench records and ptrm records ----------------------------------------------------
+
+class JsonlRecords(SourceReader):
+    kind = "jsonl"
+    description = "PPBench JSONL (solution_enc moves) and ptrm records (type, url, answer)"
+    suffixes = (".jsonl",)
+
+    #: the PPBench fields decoding needs; the rest (metadata, sort keys) stays behind
+    _PPBENCH_KEEP = ("pid", "puzzlink_url", "puzzle_url", "solution_enc")
+
+    def sniff(self, path, head):
+        return True  # any .jsonl: bad lines are reported one by one
+
+    def read(self, path, report):
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for n, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    rec = json.loads(line)
+                except json.JSONDecodeError as e:
+                    report(n, f"not valid JSON: {e.msg} (column {e.colno})")
+                    continue
+                if not isinstance(rec, dict):
+                    report(n, f"expected a JSON object, found {type(rec).__name__}")
+                    continue
+                if "solution_enc" in rec:
+                    pid = rec.get("pid")
+                    url = rec.get("puzzlink_url") or rec.get("puzzle_url") or ""
+                    if not isinstance(pid, str) or not pid:
+                        report(n, "PPBench record without a pid")
+                        continue
+                    rows, cols = _int(rec.get("height")), _int(rec.get("width"))
+                    if rows is None or cols is None:
+                        rows, cols = url_size(url)
+                    yield Item(self.kind, pid, {k: rec[k] for k in self._PPBENCH_KEEP if k in rec},
+                               n, rows, cols, url, "ppbench")
+                elif "type" in rec and "answer" in rec and ("url" in rec or "text" in rec):
+                    url = rec.get("url") or rec.get("text")
+                    if not isinstance(rec["type"], str) or not isinstance(url, str):
+                        report(n, "ptrm record: 'type' and 'url' must be strings")
+                        continue
+                    rows, cols = _grid_size(rec["answer"])
+                    yield Item(self.kind, rec["type"], {"url": url, "answer": rec["answer"]},
+                               n, rows, cols, url, "ptrm")
+                else:
+                    report(n, "unrecognised record: expected a PPBench record (pid, solution_enc) "
+                              "or a ptrm record (type, url, answer)")
+
+    def decode(self, item, codec):
+        return codec.from_record(item.payload)
+
+
+def _int(v) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def _grid_size(answer) -> tuple[int | None, int | None]:
+    if isinstance(answer, list) and answer and isinstance(answer[0], list):
+        return len(answer), len(answer[0])
+    return None, None
+
+
+# -- janko-json ---------------------------------------------------------------------------------
+
+class JankoJson(SourceReader):
+    kind = "janko-json"
+    description = "janko-style JSON: {name, data: {id: {problem, solution}}} (akari = lightup)"
+    suffixes = (".json",)
+
+    def sniff(self, path, head):
+        return '"problem"' in head and '"solution"' in head and '"data"' in head
+
+    def read(self, path, report):
+        try:
+            doc = json.loads(Path(path).read_text(encoding="utf-8", errors="replace"))
+        except json.JSONDecodeError as e:
+            report(e.lineno, f"not valid JSON: {e.msg} (the whole file is skipped)")
+            return
+        if not isinstance(doc, dict) or not isinstance(doc.get("data"), (dict, list)):
+            report(None, "janko file: expected an object with a 'data' table")
+            return
+        type_name = doc.get("name") or Path(path).name.split("_")[0]
+        data = doc["data"]
+        entries = data.items() if isinstance(data, dict) else enumerate(data)
+        for key, entry in entries:
+            if not (isinstance(entry, dict) and isinstance(entry.get("problem"), str)
+                    and isinstance(entry.get("solution"), str)):
+                report(key, "janko entry: expected {'problem': text, 'solution': text}")
+                continue
+            rows = cols = None
+            first = entry["problem"].strip().split("\n", 1)[0].split()
+            if len(first) >= 2 and first[0].isdigit() and first[1].isdigit():
+                rows, cols = int(first[0]), int(first[1])
+            yield Item(self.kind, str(type_name), {"problem": entry["problem"],
+                                                   "solution": entry["solution"]},
+                       str(key), rows, cols, None, "janko")
+
+    def decode(self, item, codec):
+        return codec.from_record(item.payload)
+
+
+# -- sudoku-lines -------------------------------------------------------------------------------
+
+_SUDOKU_LINE = re.compile(r"^[0-9.]+$")
+
+
+class SudokuLines(SourceReader):
+    kind = "sudoku-lines"
+    description = "one-line sudoku lists (81 chars, '.'/'0' blank); solved and checked unique"
+    suffixes = (".txt",)
+
+    def sniff(self, path, head):
+        for line in head.splitlines():
+            s = line.strip()
+            if not s or s.startswith("#"):
+                continue
+            tok = re.split(r"[\s,]+", s)[0]
+            return len(tok) in (16, 36, 81) and bool(_SUDOKU_LINE.match(tok))
+        return False
+
+    def read(self, path, report):
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for n, line in enumerate(f, 1):
+                s = line.strip()
+                if not s or s.startswith("#"):
+                    continue
+                tok = re.split(r"[\s,]+", s)[0]
+                size = {16: 4, 36: 6, 81: 9}.get(len(tok))
+                if size is None or not _SUDOKU_LINE.match(tok):
+                    report(n, f"expected 81 characters of 1-9 with '.' or '0' for blanks, "
+                              f"found {tok[:40]!r}")
+                    continue
+                yield Item(self.kind, "sudoku", tok, n, size, size, tok, "line")
+
+    def decode(self, item, codec):
+        from .sudoku_solver import solve
+
+        puzzle = codec.parse(item.payload).puzzle
+        try:
+            sols = solve(puzzle.clues, limit=2)
+        except ValueError as e:
+            raise ParseError(str(e)) from None
+        if not sols:
+            raise Drop("no solution", "the puzzle has no solution")
+        if len(sols) > 1:
+            raise Drop("not unique", "the puzzle has more than one solution")
+        return puzzle, Solution(codec.name, sols[0])
+
+
+for _r in (JsonlRecords(), JankoJson(), SudokuLines()):
+    register_reader(_r)
+
+
+def describe() -> list[dict]:
+    return [{"kind": r.kind, "suffixes": list(r.suffixes), "description": r.description}
+            for r in READERS.values()]
+
+
+__all__ = ["ALIASES", "Drop", "Item", "READERS", "SourceReader", "describe", "reader_for",
+           "register_reader", "resolve_type", "url_size"]

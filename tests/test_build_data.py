@@ -1,0 +1,488 @@
+"""`ptrm build-data`: the PPBench recipe on the golden file, split hygiene, augmented-pair
+consistency, determinism, atomicity and bad-input reporting. Reads shared/data in place and
+skips when it is absent; writes only under tmp_path."""
+
+from __future__ import annotations
+
+import base64
+import json
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ptrm_cli import build as B
+from ptrm_cli import codec as registry
+from ptrm_cli.codec import Solution
+from ptrm_cli.engine import data as data_mod
+from ptrm_cli.engine.data import load_dataset
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+GOLDEN = SHARED / "data" / "ppbench" / "golden_300.jsonl"
+JANKO = SHARED / "data" / "janko"
+SUDOKU = SHARED / "data" / "sudoku"
+
+#: PPBench golden at the target sizes (PPBENCH_FORMATS.md §1; the paper's table)
+GOLDEN_EXPECTED = {"sudoku": 15, "lightup": 8, "nurikabe": 9, "heyawake": 7, "tapa": 10,
+                   "shakashaka": 12}
+
+needs_golden = pytest.mark.skipif(not GOLDEN.is_file(), reason=f"{GOLDEN} is absent")
+
+
+def installed() -> set[str]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return set(registry.registered())
+
+
+def golden_lines() -> list[str]:
+    return [ln for ln in GOLDEN.read_text().splitlines() if ln.strip()]
+
+
+def opts(**kw) -> B.BuildOptions:
+    return B.BuildOptions(**{"workers": 1, **kw})
+
+
+def tree_bytes(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def enc_solution(obj) -> str:
+    raw = json.dumps(obj).encode()
+    return base64.b64encode(bytes(b ^ b"ppbench"[i % 7] for i, b in enumerate(raw))).decode()
+
+
+@pytest.fixture(scope="module")
+def golden_build(tmp_path_factory):
+    if not GOLDEN.is_file():
+        pytest.skip(f"{GOLDEN} is absent")
+    out = tmp_path_factory.mktemp("golden") / "ds"
+    return B.build([GOLDEN], out, opts()), out
+
+
+@pytest.fixture(scope="module")
+def pool_build(tmp_path_factory):
+    """The golden records used as an ordinary pool (a link not named golden*): train and val
+    then hold real PPBench puzzles of every installed type, augmented x10."""
+    if not GOLDEN.is_file():
+        pytest.skip(f"{GOLDEN} is absent")
+    d = tmp_path_factory.mktemp("pool")
+    (d / "pool.jsonl").symlink_to(GOLDEN)
+    out = d / "ds"
+    o = opts(val_per_type=2, val_overrides={}, val_pool="kept")
+    return B.build([d / "pool.jsonl"], out, o), out
+
+
+# -- the recipe on the golden file ------------------------------------------------------------
+
+def test_golden_filtered_counts(golden_build):
+    result, out = golden_build
+    have = installed()
+    for t, n in GOLDEN_EXPECTED.items():
+        if t not in have:
+            assert result.dropped["no codec"][t] == 15, t  # every record of the type
+            continue
+        kept = result.puzzles["golden"][t]
+        unencodable = result.dropped.get("does not fit", {}).get(t, 0)
+        assert kept + unencodable == n, (t, kept, unencodable)
+    # what the size/type filter keeps is exactly the paper's 61 once all six codecs exist
+    if have >= set(GOLDEN_EXPECTED):
+        kept = sum(result.puzzles["golden"].values())
+        assert kept + sum(result.dropped.get("does not fit", {}).values()) == 61
+    assert sum(result.dropped["other type"].values()) == 14 * 15  # PPBench's other 14 types
+    assert all(n == 0 for s in ("train", "val") for n in result.puzzles[s].values())
+    counts = json.loads((out / "counts.json").read_text())
+    assert counts["golden"] == result.counts["golden"] == result.puzzles["golden"]
+
+
+@needs_golden
+def test_golden_all_61_encode(golden_build):
+    result, _ = golden_build
+    if not installed() >= set(GOLDEN_EXPECTED):
+        pytest.skip("not all six PPBench codecs are installed yet")
+    assert sum(result.puzzles["golden"].values()) == 61
+
+
+def test_dataset_format(golden_build):
+    result, out = golden_build
+    ds = load_dataset(out)
+    meta = ds.meta
+    assert meta["format"] == data_mod.FORMAT and ds.seq_len == 100
+    assert meta["family"] == "ppbench" and len(ds.vocab) == 294
+    assert meta["seed"] == 0 and meta["builder"]["options"]["augment"] == 10
+    (src,) = meta["sources"]
+    assert src["name"] == GOLDEN.name and src["role"] == "golden" and len(src["sha256"]) == 64
+    g = ds.split("golden")
+    assert len(g) == len(g.puzzles) == sum(result.puzzles["golden"].values())
+    assert (g.transform == 0).all() and (np.asarray(g.puzzle) == np.arange(len(g))).all()
+    assert g.inputs.dtype == np.uint16 and g.inputs.shape == (len(g), 100)
+    rec = g.puzzles[0]
+    assert {"type", "key", "text", "answer", "source", "line"} <= set(rec)
+    assert rec["source"] == GOLDEN.name and rec["text"].startswith("https://puzz.link/p?")
+    assert [ds.types[i] for i in np.asarray(g.type)] == [r["type"] for r in g.puzzles]
+    assert (out.stat().st_mode & 0o077) != 0  # not left at mkdtemp's 0700
+
+
+# -- splits -------------------------------------------------------------------------------------
+
+def _keys(out: Path) -> dict[str, set[str]]:
+    ds = load_dataset(out)
+    keys = {}
+    for name, s in ds.splits.items():
+        ks = []
+        for rec in s.puzzles:  # recompute the identity from the stored text, not the stored key
+            codec = registry.get(rec["type"])
+            ks.append(B.canonical_key(codec, codec.parse(rec["text"]).puzzle))
+            assert ks[-1] == rec["key"]
+        keys[name] = set(ks)
+        assert len(ks) == len(keys[name]), f"{name} repeats a puzzle"
+    return keys
+
+
+def test_no_overlap_and_symmetric_copies_of_golden_are_excluded(tmp_path):
+    """A pool holding golden puzzles, rotated/mirrored copies of them and janko puzzles: the
+    golden ones never reach train or val, and the splits share no puzzle."""
+    if not GOLDEN.is_file():
+        pytest.skip(f"{GOLDEN} is absent")
+    have = installed()
+    pool = tmp_path / "pool.jsonl"
+    lines = []
+    for n, ln in enumerate(golden_lines()):
+        rec = json.loads(ln)
+        t = rec["pid"]
+        want = (9, 9) if t == "sudoku" else (10, 10)
+        if t not in have or (rec["height"], rec["width"]) != want:
+            continue
+        codec = registry.get(t)
+        p, s = codec.from_record(rec)
+        try:
+            codec.encode(p)
+        except B.PtrmError:  # a '?' clue: dropped before identity matters
+            continue
+        lines.append(ln)  # the golden record itself
+        pt, st = codec.transform(p, s, 1 + n % 7)
+        lines.append(json.dumps(codec.to_record(pt, st)))  # a symmetric copy as a ptrm record
+    pool.write_text("\n".join(lines) + "\n")
+    sources = [GOLDEN, pool]
+    for f in sorted(JANKO.glob("*.json")):  # a few janko puzzles, so train and val fill up
+        doc = json.loads(f.read_text())
+        doc["data"] = dict(list(doc["data"].items())[:8])
+        (tmp_path / f.name).write_text(json.dumps(doc))
+        sources.append(tmp_path / f.name)
+    out = tmp_path / "ds"
+    r = B.build(sources, out, opts(val_per_type=3, augment=2))
+    assert sum(r.dropped["in golden"].values()) == len(lines)
+    keys = _keys(out)
+    assert keys["golden"] and keys["train"] and keys["val"]
+    assert not keys["train"] & keys["val"]
+    assert not keys["train"] & keys["golden"] and not keys["val"] & keys["golden"]
+
+
+def test_val_per_type_and_overrides(pool_build):
+    result, _ = pool_build
+    for t, n in result.puzzles["val"].items():
+        total = n + result.puzzles["train"][t]
+        assert n == min(2, total), (t, n)
+    for t, n in result.puzzles["train"].items():
+        assert result.counts["train"][t] == 10 * n
+
+
+def test_val_pool_all_sizes_samples_before_the_size_filter(tmp_path):
+    """The paper samples 100 per type among all sizes, then filters: val may come out short."""
+    if not GOLDEN.is_file():
+        pytest.skip(f"{GOLDEN} is absent")
+    (tmp_path / "pool.jsonl").symlink_to(GOLDEN)
+    kw = dict(types=("lightup",), val_per_type=8, val_overrides={}, augment=1)
+    if "lightup" not in installed():
+        pytest.skip("lightup codec not installed")
+    paper = B.build([tmp_path / "pool.jsonl"], None, opts(**kw))
+    kept = B.build([tmp_path / "pool.jsonl"], None, opts(val_pool="kept", **kw))
+    assert kept.puzzles["val"]["lightup"] == 8  # 8 of the 8 10x10 ones
+    assert paper.puzzles["val"]["lightup"] < 8  # 8 drawn among 15, the off-size ones dropped
+    total = paper.puzzles["val"]["lightup"] + paper.puzzles["train"]["lightup"]
+    assert total == kept.puzzles["val"]["lightup"] + kept.puzzles["train"]["lightup"] == 8
+
+
+# -- augmentation -------------------------------------------------------------------------------
+
+def check_consistent(out: Path, split: str) -> int:
+    """Every row: the label decodes to a solution the verifier accepts for the transformed
+    puzzle, and is the transformed stored answer; every filled input cell agrees with it."""
+    ds = load_dataset(out)
+    s = ds.split(split)
+    n_traj = 0
+    prev = -1
+    for i in range(len(s)):
+        rec = s.puzzles[int(s.puzzle[i])]
+        codec = registry.get(rec["type"])
+        fam = codec.family_for(ds.vocab)
+        p = codec.parse(rec["text"]).puzzle
+        t = int(s.transform[i])
+        answer = Solution(codec.name, np.asarray(rec["answer"], dtype=np.int16))
+        pt, st = codec.transform(p, answer, t)
+        x, y = np.asarray(s.inputs[i]).astype(np.int64), np.asarray(s.labels[i]).astype(np.int64)
+        assert codec.verify(pt, codec.decode(pt, y, fam)) == [], (rec["key"], t)
+        assert (codec.encode_label(pt, st, fam) == y).all()
+        empty = codec.encode(pt, None, fam)
+        filled = x != empty
+        assert (x[filled] == y[filled]).all(), (rec["key"], t)
+        first = int(s.puzzle[i]) != prev
+        prev = int(s.puzzle[i])
+        if first:  # the original: untransformed, empty grid
+            assert t == 0 and not filled.any()
+        else:
+            required = len(codec.required_cells(p, answer))
+            assert filled.sum() <= max(required - 1, 0)
+            assert filled.any() or required < 2
+            n_traj += int(filled.any())
+    return n_traj
+
+
+def test_augmented_pairs_are_consistent(pool_build):
+    result, out = pool_build
+    assert check_consistent(out, "train") > 0
+    check_consistent(out, "val")
+    ds = load_dataset(out)
+    tr = ds.split("train")
+    assert len(tr) == 10 * len(tr.puzzles)
+    assert len(set(np.asarray(tr.transform).tolist())) == 8  # every symmetry is drawn
+
+
+def test_fast_path_equals_codec_api(pool_build):
+    """The numpy trajectory path gives the same tokens as codec.trajectory/transform/encode."""
+    ds = load_dataset(pool_build[1])
+    tr = ds.split("train")
+    for rec in tr.puzzles[::3]:
+        codec = registry.get(rec["type"])
+        fam = codec.family_for(ds.vocab)
+        p = codec.parse(rec["text"]).puzzle
+        sol = Solution(codec.name, np.asarray(rec["answer"], dtype=np.int16))
+        req = codec.required_cells(p, sol)
+        fast = B._Views(codec, fam, p, sol, req, True)
+        slow = B._Views(codec, fam, p, sol, req, False)
+        for t in range(8):
+            for k in sorted({0, 1, len(req) // 2, max(len(req) - 1, 0)}):
+                fx, fy = fast.example(t, k)
+                sx, sy = slow.example(t, k)
+                assert (fx == sx).all() and (fy == sy).all(), (rec["type"], t, k)
+
+
+# -- determinism and atomicity ------------------------------------------------------------------
+
+@needs_golden
+def test_same_seed_same_bytes_any_workers(tmp_path, pool_build):
+    (tmp_path / "pool.jsonl").symlink_to(GOLDEN)
+    kw = dict(val_per_type=2, val_overrides={}, val_pool="kept")
+    B.build([tmp_path / "pool.jsonl"], tmp_path / "a", opts(workers=2, **kw))
+    assert tree_bytes(tmp_path / "a") == tree_bytes(pool_build[1])  # built with workers=1
+    B.build([tmp_path / "pool.jsonl"], tmp_path / "b", opts(seed=1, **kw))
+    a, b = tree_bytes(tmp_path / "a"), tree_bytes(tmp_path / "b")
+    assert a.keys() == b.keys() and a["train/inputs.npy"] != b["train/inputs.npy"]
+
+
+@needs_golden
+def test_interrupted_build_leaves_no_dataset(tmp_path, monkeypatch):
+    calls = {"n": 0}
+    real_save = np.save
+
+    def failing_save(*a, **k):
+        calls["n"] += 1
+        if calls["n"] == 4:
+            raise OSError("disk full (simulated)")
+        return real_save(*a, **k)
+
+    out = tmp_path / "ds"
+    monkeypatch.setattr(data_mod.np, "save", failing_save)
+    with pytest.raises(OSError, match="simulated"):
+        B.build([GOLDEN], out, opts())
+    assert not out.exists()
+    assert not any(tmp_path.iterdir())  # the temporary folder is gone too
+    # an earlier complete dataset survives a failed rebuild untouched
+    monkeypatch.setattr(data_mod.np, "save", real_save)
+    B.build([GOLDEN], out, opts())
+    before = tree_bytes(out)
+    calls["n"] = 0
+    monkeypatch.setattr(data_mod.np, "save", failing_save)
+    with pytest.raises(OSError):
+        B.build([GOLDEN], out, opts(seed=5))
+    assert tree_bytes(out) == before
+
+
+def test_interrupt_during_augmentation_writes_nothing(tmp_path, monkeypatch):
+    if not GOLDEN.is_file():
+        pytest.skip(f"{GOLDEN} is absent")
+    (tmp_path / "pool.jsonl").symlink_to(GOLDEN)
+
+    def interrupted(task):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(B, "_augment_task", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        B.build([tmp_path / "pool.jsonl"], tmp_path / "ds", opts())
+    assert not (tmp_path / "ds").exists()
+
+
+def test_refuses_to_replace_a_folder_that_is_not_a_dataset(tmp_path):
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(B.PtrmError, match="not a ptrm dataset"):
+        B.build([tmp_path / "notes.txt"], tmp_path, opts())
+
+
+# -- bad input ----------------------------------------------------------------------------------
+
+def test_malformed_input_is_reported_and_counted(tmp_path):
+    if not GOLDEN.is_file():
+        pytest.skip(f"{GOLDEN} is absent")
+    recs = [json.loads(ln) for ln in golden_lines()]
+    sudoku = [r for r in recs if r["pid"] == "sudoku"]
+    good = sudoku[0]
+    unknown = dict(sudoku[1], pid="notapuzzle")
+    bad_moves = dict(sudoku[2], solution_enc=enc_solution(
+        {"moves_full": ["mouse,left,1,1;bogus"], "moves_required": [], "moves_hint": []}))
+    bad_enc = dict(sudoku[3], solution_enc="!!not base64!!")
+    wrong = dict(sudoku[4])  # a solution that breaks the rules: every cell entered as 1
+    wrong["solution_enc"] = enc_solution(
+        {"moves_full": [f"mouse,left,{2 * c + 1},{2 * r + 1};key,1"
+                        for r in range(9) for c in range(9)],
+         "moves_required": [], "moves_hint": []})
+    lines = [json.dumps(good), "{not json", json.dumps(unknown), json.dumps(bad_moves), "",
+             "[1, 2, 3]", json.dumps(bad_enc), json.dumps(wrong),
+             json.dumps({"type": "sudoku", "url": "https://puzz.link/p?sudoku/9/9/zz",
+                         "answer": "x"}),
+             json.dumps({"something": "else"})]
+    f = tmp_path / "mixed.jsonl"
+    f.write_text("\n".join(lines) + "\n")
+    r = B.build([f], None, opts(types=("sudoku",)))
+    assert r.puzzles["val"]["sudoku"] + r.puzzles["train"]["sudoku"] == 1
+    assert r.dropped["other type"] == {"notapuzzle": 1}
+    malformed = r.messages["malformed"]
+    where = sorted(int(m.split(":")[1]) for m in malformed)
+    assert where == [2, 4, 6, 7, 9, 10], malformed  # line numbers of the file, blank line counted
+    assert all(m.startswith("mixed.jsonl:") for m in malformed)
+    assert any("not valid JSON" in m for m in malformed)
+    assert any("moves do not decode" in m for m in malformed if m.startswith("mixed.jsonl:4:"))
+    assert r.dropped["invalid solution"] == {"sudoku": 1}
+    assert r.messages["invalid solution"][0].startswith("mixed.jsonl:8:")
+    (s,) = r.sources
+    assert s["records"] == 9 and sum(s["dropped"].values()) == 8
+
+
+def test_sudoku_lines_bad_lines_uniqueness_and_no_leak(tmp_path):
+    if not (SUDOKU / "puzzles6_forum_hardest_1106.txt").is_file():
+        pytest.skip("shared sudoku lists are absent")
+    if "sudoku" not in installed():
+        pytest.skip("sudoku codec not installed")
+    src = [ln for ln in (SUDOKU / "puzzles6_forum_hardest_1106.txt").read_text().splitlines()
+           if ln.strip() and not ln.startswith("#")][:12]
+    first = src[0]
+    relabel = str.maketrans("123456789", "912345678")
+    grid = np.array([list(first)]).reshape(9, 9)
+    rotated = "".join(np.rot90(grid).reshape(-1))
+    transposed_relabelled = "".join(grid.T.reshape(-1)).translate(relabel)
+    many = "." * 81  # every grid solves it
+    clash = "11" + first[2:]  # two 1s in a row: no solution
+    lines = ["# a comment", *src, rotated, transposed_relabelled, many, clash, "12345", ""]
+    f = tmp_path / "list.txt"
+    f.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "ds"
+    r = B.build([f], out, opts(types=("sudoku",), val_per_type=4, augment=3))
+    assert r.dropped["duplicate"] == {"sudoku": 2}  # the rotated and the relabelled copies
+    assert r.dropped["not unique"] == {"sudoku": 1}
+    assert r.dropped["no solution"] == {"sudoku": 1}
+    assert r.messages["malformed"] == [f"list.txt:{len(lines) - 1}: expected 81 characters of "
+                                       "1-9 with '.' or '0' for blanks, found '12345'"]
+    assert r.puzzles["val"]["sudoku"] == 4 and r.puzzles["train"]["sudoku"] == 8
+    keys = _keys(out)
+    assert not keys["train"] & keys["val"]
+    check_consistent(out, "train")
+
+
+def test_janko_sources_and_per_source_counts(tmp_path):
+    if not JANKO.is_dir():
+        pytest.skip(f"{JANKO} is absent")
+    r = B.build([JANKO], None, opts(limit=6, val_per_type=2, augment=1))
+    have = installed()
+    names = {s["name"]: s for s in r.sources}
+    assert set(names) == {"akari_10x10.json", "heyawake_10x10.json", "nurikabe_10x10.json",
+                          "shakashaka_10x10.json"}
+    for s in r.sources:
+        assert s["kind"] == "janko-json" and s["records"] == 6
+        t = {"akari": "lightup"}.get(s["name"].split("_")[0], s["name"].split("_")[0])
+        kept = sum(n for split in s["puzzles"].values() for n in split.values())
+        assert kept + sum(s["dropped"].values()) == 6
+        if t not in have:
+            assert s["dropped"] == {"no codec": 6}
+        else:
+            assert set(k for split in s["puzzles"].values() for k in split) <= {t}
+
+
+def test_unrecognised_files_are_reported_not_fatal(tmp_path):
+    if not GOLDEN.is_file():
+        pytest.skip(f"{GOLDEN} is absent")
+    (tmp_path / "tasks.json").write_text(json.dumps({"007bbfb7": {"train": [], "test": []}}))
+    (tmp_path / "notes.txt").write_text("hello\n")
+    r = B.build([tmp_path, GOLDEN], None, opts())
+    assert r.dropped["unrecognised file"] == {"?": 2}
+    assert sum(r.puzzles["golden"].values()) > 0
+
+
+def test_nothing_left_is_a_clear_error(tmp_path):
+    if not GOLDEN.is_file():
+        pytest.skip(f"{GOLDEN} is absent")
+    with pytest.raises(B.BuildError, match="no puzzle survived") as e:
+        B.build([GOLDEN], tmp_path / "ds", opts(types=("yajilin",)))
+    assert e.value.result.dropped["no codec"]["yajilin"] == 15
+    assert not (tmp_path / "ds").exists()
+
+
+# -- identity -----------------------------------------------------------------------------------
+
+def test_canonical_key_sudoku_forgets_symmetry_and_digit_names():
+    if "sudoku" not in installed():
+        pytest.skip("sudoku codec not installed")
+    c = registry.get("sudoku")
+    line = "98.7..6..75..4......3..8.7.5....7.3...94.........2.1..3.......1.9...5.8...52....6"
+    p = c.parse(line).puzzle
+    keys = {B.canonical_key(c, c.transform(p, None, t)[0]) for t in range(8)}
+    relabelled = c.parse(line.translate(str.maketrans("123456789", "345678912"))).puzzle
+    keys.add(B.canonical_key(c, relabelled))
+    assert len(keys) == 1
+    other = c.parse(line.replace("98.7", "89.7", 1)).puzzle
+    assert B.canonical_key(c, other) not in keys
+
+
+def test_canonical_key_grid_types_forget_symmetry(golden_build):
+    ds = load_dataset(golden_build[1])
+    for rec in ds.split("golden").puzzles:
+        codec = registry.get(rec["type"])
+        p = codec.parse(rec["text"]).puzzle
+        keys = {B.canonical_key(codec, codec.transform(p, None, t)[0]) for t in range(8)}
+        assert keys == {rec["key"]}
+
+
+# -- the command --------------------------------------------------------------------------------
+
+def test_cli_json_and_table(tmp_path):
+    if not GOLDEN.is_file():
+        pytest.skip(f"{GOLDEN} is absent")
+    import typer
+    from typer.testing import CliRunner
+
+    from ptrm_cli.commands.build_data import build_data
+
+    app = typer.Typer()
+    app.command()(build_data)
+    runner = CliRunner()
+    res = runner.invoke(app, [str(GOLDEN.parent), "--out", str(tmp_path / "ds"), "--json",
+                              "--workers", "1"])
+    assert res.exit_code == 0, res.output
+    got = json.loads(res.output)
+    assert got["counts"] == json.loads((tmp_path / "ds" / "counts.json").read_text())
+    assert "other type" in got["dropped"]
+    res = runner.invoke(app, [str(GOLDEN), "--dry-run", "--workers", "1", "--sizes", "*=10x10"])
+    assert res.exit_code == 0, res.output
+    assert "puzzles per type" in res.output and "wrong size" in res.output
+    res = runner.invoke(app, [str(GOLDEN), "--dry-run", "--sizes", "sudoku=9"])
+    assert res.exit_code != 0

@@ -1,0 +1,205 @@
+"""Source readers (the registry keyed by file kind, each built-in kind) and the sudoku solver."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ptrm_cli import build as B
+from ptrm_cli import codec as registry
+from ptrm_cli import sources as src
+from ptrm_cli import sudoku_solver
+from ptrm_cli.codec import Solution
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+GOLDEN = SHARED / "data" / "ppbench" / "golden_300.jsonl"
+JANKO = SHARED / "data" / "janko"
+SUDOKU = SHARED / "data" / "sudoku"
+
+
+def installed() -> set[str]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return set(registry.registered())
+
+
+def read(path: Path) -> tuple[src.SourceReader | None, list[src.Item], list]:
+    reader = src.reader_for(path)
+    bad: list = []
+    items = list(reader.read(path, lambda loc, msg: bad.append((loc, msg)))) if reader else []
+    return reader, items, bad
+
+
+# -- file kinds ---------------------------------------------------------------------------------
+
+def test_builtin_kinds_are_registered():
+    assert list(src.READERS) == ["jsonl", "janko-json", "sudoku-lines"]
+    assert {".jsonl", ".json", ".txt"} <= src.suffixes()
+    assert all(d["description"] for d in src.describe())
+
+
+@pytest.mark.skipif(not GOLDEN.is_file(), reason="golden file absent")
+def test_ppbench_jsonl_items_carry_type_size_and_identity():
+    reader, items, bad = read(GOLDEN)
+    assert reader.kind == "jsonl" and not bad and len(items) == 300
+    it = items[0]
+    assert it.form == "ppbench" and it.type == "yajilin" and (it.rows, it.cols) == (8, 8)
+    assert it.ident.startswith("http://puzz.link/p?yajilin/8/8/") and it.loc == 1
+    assert set(it.payload) <= {"pid", "puzzlink_url", "puzzle_url", "solution_enc"}
+
+
+def test_ptrm_records_and_dataset_puzzles_read_back(tmp_path):
+    if "sudoku" not in installed():
+        pytest.skip("sudoku codec not installed")
+    c = registry.get("sudoku")
+    line = "98.7..6..75..4......3..8.7.5....7.3...94.........2.1..3.......1.9...5.8...52....6"
+    p = c.parse(line).puzzle
+    (sol,) = sudoku_solver.solve(p.clues)
+    f = tmp_path / "gen.jsonl"
+    rec = c.to_record(p, Solution("sudoku", sol), seed=3)
+    as_dataset = {"type": "sudoku", "key": "k", "text": rec["url"], "answer": rec["answer"]}
+    f.write_text(json.dumps(rec) + "\n" + json.dumps(as_dataset) + "\n")
+    reader, items, bad = read(f)
+    assert not bad and [i.form for i in items] == ["ptrm", "ptrm"]
+    for it in items:
+        assert (it.rows, it.cols) == (9, 9)
+        q, s = reader.decode(it, c)
+        assert (q.clues == p.clues).all() and (s.grid == sol).all()
+
+
+@pytest.mark.skipif(not JANKO.is_dir(), reason="janko data absent")
+def test_janko_json_reader():
+    reader, items, bad = read(JANKO / "akari_10x10.json")
+    assert reader.kind == "janko-json" and not bad and len(items) == 105
+    assert items[0].type == "Akari" and src.resolve_type(items[0].type) == "lightup"
+    assert (items[0].rows, items[0].cols) == (10, 10) and items[0].loc == "1_10x10"
+    if "lightup" in installed():
+        p, s = reader.decode(items[0], registry.get("lightup"))
+        assert registry.get("lightup").verify(p, s) == []
+
+
+@pytest.mark.skipif(not SUDOKU.is_dir(), reason="sudoku lists absent")
+def test_sudoku_lines_reader_skips_comments():
+    reader, items, bad = read(SUDOKU / "puzzles6_forum_hardest_1106.txt")
+    assert reader.kind == "sudoku-lines" and not bad and len(items) == 375
+    assert items[0].loc == 3 and len(items[0].payload) == 81 and items[0].type == "sudoku"
+
+
+def test_unrecognised_files(tmp_path):
+    arc = tmp_path / "arc.json"
+    arc.write_text(json.dumps({"007bbfb7": {"train": [{"input": [[0]], "output": [[1]]}]}}))
+    maze = tmp_path / "maze.txt"
+    maze.write_text("#####\n#S..#\n#..E#\n#####\n")
+    other = tmp_path / "x.csv"
+    other.write_text("a,b\n")
+    assert src.reader_for(arc) is None and src.reader_for(maze) is None
+    assert src.reader_for(other) is None
+
+
+def test_bad_records_are_reported_with_their_line(tmp_path):
+    f = tmp_path / "bad.jsonl"
+    f.write_text('{"pid": "sudoku", "solution_enc": "x"}\n\n{oops\n"text"\n{"a": 1}\n'
+                 '{"type": 3, "url": "u", "answer": []}\n')
+    _, items, bad = read(f)
+    assert len(items) == 1 and items[0].rows is None
+    assert [loc for loc, _ in bad] == [3, 4, 5, 6]
+    janko = tmp_path / "j.json"
+    janko.write_text(json.dumps({"name": "Akari", "data": {
+        "a": {"problem": "1 1\n-"}, "b": 3, "c": {"problem": 1, "solution": "x"}}}))
+    _, items, bad = read(janko)
+    assert items == [] and [loc for loc, _ in bad] == ["a", "b", "c"]
+    broken = tmp_path / "k.json"
+    broken.write_text('{"name": "Akari", "data": {"problem": "", "solution": ""')
+    _, items, bad = read(broken)
+    assert items == [] and len(bad) == 1 and "not valid JSON" in bad[0][1]
+
+
+def test_url_size_and_type_aliases():
+    assert src.url_size("https://puzz.link/p?akari/10/16/abc") == (16, 10)
+    assert src.url_size("http://pzv.jp/p.html?heyawake/v:x/7/5/00") == (5, 7)
+    assert src.url_size("nonsense") == (None, None)
+    assert src.resolve_type("Akari") == "lightup" and src.resolve_type("SUDOKU") == "sudoku"
+    assert src.resolve_type("notapuzzle") == "notapuzzle"
+
+
+# -- the extension point ------------------------------------------------------------------------
+
+class CsvSudoku(src.SourceReader):
+    """A stand-in for a future kind (maze text, ARC JSON): `puzzle,solution` CSV lines."""
+
+    kind, suffixes = "csv-sudoku", (".csv",)
+
+    def sniff(self, path, head):
+        return head.startswith("puzzle,solution")
+
+    def read(self, path, report):
+        for n, line in enumerate(Path(path).read_text().splitlines()[1:], 2):
+            q, _, a = line.partition(",")
+            yield src.Item(self.kind, "sudoku", (q, a), n, 9, 9, q, "csv")
+
+    def decode(self, item, codec):
+        q, a = item.payload
+        grid = np.array([int(ch) for ch in a], dtype=np.int16).reshape(9, 9)
+        return codec.parse(q).puzzle, Solution(codec.name, grid)
+
+
+def test_a_registered_reader_feeds_the_same_pipeline(tmp_path, monkeypatch):
+    if "sudoku" not in installed():
+        pytest.skip("sudoku codec not installed")
+    monkeypatch.setitem(src.READERS, "csv-sudoku", CsvSudoku())
+    lines = ["puzzle,solution"]
+    for q in ["98.7..6..75..4......3..8.7.5....7.3...94.........2.1..3.......1.9...5.8...52....6",
+              "98.7..6..75..4......3..8.7.8....9.5..3.2..1.....4....6.7...4.3....8..4......1...2"]:
+        (s,) = sudoku_solver.solve([0 if ch == "." else int(ch) for ch in q])
+        lines.append(q + "," + "".join(map(str, s.reshape(-1))))
+    f = tmp_path / "s.csv"
+    f.write_text("\n".join(lines) + "\n")
+    r = B.build([tmp_path], None, B.BuildOptions(types=("sudoku",), val_per_type=1, workers=1))
+    assert r.sources[0]["kind"] == "csv-sudoku"
+    assert r.puzzles["train"]["sudoku"] == 1 and r.puzzles["val"]["sudoku"] == 1
+
+
+# -- sudoku solver ------------------------------------------------------------------------------
+
+HARD = ["98.7..6..75..4......3..8.7.5....7.3...94.........2.1..3.......1.9...5.8...52....6",
+        "........8..3...4...9..2..6.....79.......612...6.5.2.7...8...5...1.....2.4.5.....3",
+        ".................1.....2.3......3.2...1.4......5....6..3......4.7..8...962...7..."]
+
+
+def _valid(sol: np.ndarray, givens: str) -> bool:
+    g = np.array([0 if ch in ".0" else int(ch) for ch in givens]).reshape(9, 9)
+    full = set(range(1, 10))
+    boxes = [sol[r:r + 3, c:c + 3].reshape(-1) for r in (0, 3, 6) for c in (0, 3, 6)]
+    return (all(set(row) == full for row in sol) and all(set(col) == full for col in sol.T)
+            and all(set(b) == full for b in boxes) and ((g == 0) | (g == sol)).all())
+
+
+@pytest.mark.parametrize("backend", ["python", "sat"])
+def test_solver_unique_none_many(backend):
+    if backend == "sat" and not sudoku_solver.sat_available():
+        pytest.skip("python-sat is not installed")
+    for line in HARD:
+        sols = sudoku_solver.solve([0 if ch == "." else int(ch) for ch in line], backend=backend)
+        assert len(sols) == 1 and _valid(sols[0], line)
+    assert len(sudoku_solver.solve([0] * 81, backend=backend)) == 2
+    clash = [1, 1] + [0] * 79
+    assert sudoku_solver.solve(clash, backend=backend) == []
+    assert len(sudoku_solver.solve([0] * 16, limit=5, backend="python")) == 5
+    six = sudoku_solver.solve([0] * 36, limit=1, backend=backend)[0]
+    assert all(sorted(row) == list(range(1, 7)) for row in six.tolist())
+
+
+def test_solver_backends_agree_on_a_sample():
+    if not (SUDOKU.is_dir() and sudoku_solver.sat_available()):
+        pytest.skip("needs the sudoku lists and python-sat")
+    lines = [ln for ln in (SUDOKU / "puzzles2_17_clue.txt").read_text().splitlines()
+             if ln and not ln.startswith("#")][:20]
+    for line in lines:
+        g = [0 if ch == "." else int(ch) for ch in line]
+        a = sudoku_solver.solve(g, backend="python")
+        b = sudoku_solver.solve(g, backend="sat")
+        assert len(a) == len(b) == 1 and (a[0] == b[0]).all()
