@@ -1,0 +1,368 @@
+"""Conformance checks for any codec, built-in or third-party: the plugin contract of
+`ptrm_cli.codec`, made executable.
+
+    from ptrm_cli.conformance import assert_conformant, samples_from_records
+
+    def test_my_codec():
+        codec = MyCodec()
+        samples = samples_from_records(codec, records)        # or [(puzzle, solution), ...]
+        assert_conformant(codec, samples)
+
+`check_codec` returns the problems as sentences (empty: conformant); `assert_conformant` raises
+an AssertionError listing them. The samples should be solved puzzles with a *unique* solution:
+the mutation check expects every single-cell change of a solution to break a rule (pass
+`mutations=False` for a type where that does not hold).
+
+What is checked:
+  * registration: an entry point in `ptrm.codecs` named like the codec loads this codec class;
+  * families: a Family with a vocabulary named like it that starts with "pad" (id 0), and
+    seq_len = rows * cols;
+  * per sample: the solution verifies; `encode` / `encode_label` give int arrays of seq_len ids
+    inside the vocabulary (or a PtrmError when the puzzle does not fit the family);
+    `decode(encode_label(...))` is the solution; decoding arbitrary tokens never raises;
+    `to_url` and `to_pzprv3`, where the codec has them, parse back (and auto-detect) to the
+    same key and solution; each of the 8 symmetries gives a verifying solution and its inverse
+    gives back the original (a PtrmError marks a symmetry the type does not have); trajectory
+    states agree with the solution on every filled cell, grow with k, and encode; single-cell
+    changes of the solution are rejected by `verify`; `render` draws.
+"""
+
+from __future__ import annotations
+
+import io
+import warnings
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from . import codec as registry
+from . import dihedral
+from .codec import Codec, Family, Parsed, Puzzle, Solution, Violation
+from .errors import PtrmError
+from .vocab import PAD
+
+Sample = tuple[Puzzle, Solution]
+
+
+def samples_from_records(codec: Codec, records: Iterable[dict], *,
+                         source: str | None = None) -> list[Sample]:
+    """(puzzle, solution) pairs from dataset records the codec reads (`Codec.from_record`)."""
+    return [codec.from_record(rec, source=source) for rec in records]
+
+
+def assert_conformant(codec: Codec, samples: Sequence[Sample], **options) -> None:
+    """Raise AssertionError listing every problem `check_codec` finds."""
+    problems = check_codec(codec, samples, **options)
+    if problems:
+        shown = "\n  ".join(problems[:60])
+        more = f"\n  ... and {len(problems) - 60} more" if len(problems) > 60 else ""
+        raise AssertionError(f"codec {codec.name!r} does not conform ({len(problems)} "
+                             f"problem(s)):\n  {shown}{more}")
+
+
+def check_codec(codec: Codec, samples: Sequence[Sample], *, registered: bool = True,
+                mutations: bool = True, max_mutations: int = 12, seed: int = 0) -> list[str]:
+    """Every way `codec` breaks the contract on these samples, as sentences.
+
+    registered: also check that the `ptrm.codecs` entry points provide this codec.
+    mutations: check that single-cell changes of each solution fail `verify` (needs puzzles
+        with unique solutions); up to `max_mutations` changed cells per sample, seeded by `seed`.
+    """
+    problems: list[str] = []
+    problems += _codec_problems(codec, registered)
+    if problems and not isinstance(codec, Codec):
+        return problems
+    if not samples:
+        problems.append("no samples to check")
+    domain = _answer_values(codec, samples)
+    rng = np.random.default_rng(seed)
+    for i, (puzzle, solution) in enumerate(samples):
+        where = f"sample {i} ({puzzle.rows}x{puzzle.cols}"
+        url = puzzle.meta.get("url") if isinstance(puzzle.meta, dict) else None
+        where += f" {url})" if url else ")"
+        try:
+            found = _sample_problems(codec, puzzle, solution, domain, rng,
+                                     mutations=mutations, max_mutations=max_mutations,
+                                     detect=registered)
+        except Exception as e:  # a crash is a finding, not the end of the report
+            found = [f"raised {type(e).__name__}: {e}"]
+        problems += [f"{where}: {p}" for p in found]
+    return problems
+
+
+# -- the codec as a whole ----------------------------------------------------------------------
+
+def _codec_problems(codec: Codec, registered: bool) -> list[str]:
+    out = []
+    if not isinstance(codec, Codec):
+        return [f"{codec!r} is not a ptrm_cli.codec.Codec"]
+    if not isinstance(codec.name, str) or not codec.name:
+        out.append("the codec has no name")
+    if not isinstance(codec.description, str) or not codec.description:
+        out.append("the codec has no one-line description (shown by `ptrm codecs`)")
+    if registered:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # other plugins' load failures are not ours to report
+            found = registry.registered()
+        if codec.name not in found:
+            out.append(f"no `ptrm.codecs` entry point named {codec.name!r} loads "
+                       f"(installed: {', '.join(sorted(found)) or 'none'})")
+        elif type(found[codec.name].codec) is not type(codec):
+            out.append(f"the `ptrm.codecs` entry point {codec.name!r} loads "
+                       f"{type(found[codec.name].codec).__qualname__}, not "
+                       f"{type(codec).__qualname__}")
+    if not codec.families:
+        out.append("the codec declares no token family")
+    for fam in codec.families:
+        out += _family_problems(fam)
+    return out
+
+
+def _family_problems(fam: Family) -> list[str]:
+    if not isinstance(fam, Family):
+        return [f"family {fam!r} is not a ptrm_cli.codec.Family"]
+    out = []
+    if fam.rows < 1 or fam.cols < 1:
+        out.append(f"family {fam.name!r} has a {fam.rows}x{fam.cols} grid")
+    if fam.seq_len != fam.rows * fam.cols:
+        out.append(f"family {fam.name!r}: seq_len {fam.seq_len} != rows*cols "
+                   f"{fam.rows * fam.cols}")
+    if not fam.vocab.tokens or fam.vocab.tokens[0] != PAD:
+        out.append(f"family {fam.name!r}: vocabulary does not start with {PAD!r}")
+    if len(fam.vocab) < 2:
+        out.append(f"family {fam.name!r}: vocabulary has no tokens besides {PAD!r}")
+    if fam.vocab.family != fam.name:
+        out.append(f"family {fam.name!r} carries a vocabulary named {fam.vocab.family!r} "
+                   f"(checkpoints find their family by that name)")
+    return out
+
+
+def _answer_values(codec: Codec, samples: Sequence[Sample]) -> list[int]:
+    """Values an answer cell takes in the samples' solutions, plus EMPTY: the mutation domain."""
+    values = {int(codec.EMPTY)}
+    for puzzle, solution in samples:
+        for r in range(puzzle.rows):
+            for c in range(puzzle.cols):
+                if codec.is_answer_cell(puzzle, r, c):
+                    values.add(int(solution.grid[r, c]))
+    return sorted(values)
+
+
+# -- one sample --------------------------------------------------------------------------------
+
+def _sample_problems(codec: Codec, puzzle: Puzzle, solution: Solution, domain: list[int],
+                     rng: np.random.Generator, *, mutations: bool, max_mutations: int,
+                     detect: bool) -> list[str]:
+    out: list[str] = []
+    if puzzle.type != codec.name or solution.type != codec.name:
+        out.append(f"puzzle/solution type is {puzzle.type!r}/{solution.type!r}, "
+                   f"not {codec.name!r}")
+    grid = np.asarray(solution.grid)
+    if grid.shape != (puzzle.rows, puzzle.cols) or not np.issubdtype(grid.dtype, np.integer):
+        return out + [f"solution grid is {grid.dtype} {grid.shape}, expected integers of shape "
+                      f"({puzzle.rows}, {puzzle.cols})"]
+    violations = codec.verify(puzzle, solution)
+    if not isinstance(violations, list) or not all(isinstance(v, Violation) for v in violations):
+        out.append(f"verify returned {type(violations).__name__}, not a list of Violation")
+    elif violations:
+        out.append(f"verify rejects the solution: {violations[0].code} ({violations[0].message})")
+    try:
+        key = codec.key(puzzle)
+    except Exception as e:
+        return out + [f"key() failed ({type(e).__name__}: {e}); a codec without a URL form "
+                      f"must override Codec.key"]
+    sections = [("tokens", lambda: _token_problems(codec, puzzle, solution)),
+                ("formats", lambda: _format_problems(codec, puzzle, solution, key, detect)),
+                ("transforms", lambda: _transform_problems(codec, puzzle, solution, key)),
+                ("trajectory", lambda: _trajectory_problems(codec, puzzle, solution)),
+                ("render", lambda: _render_problems(codec, puzzle, solution))]
+    if mutations:
+        sections.append(("mutations", lambda: _mutation_problems(
+            codec, puzzle, solution, domain, rng, max_mutations)))
+    for name, run in sections:  # one crashing section must not hide the others' findings
+        try:
+            out += run()
+        except Exception as e:
+            out.append(f"{name}: raised {type(e).__name__}: {e}")
+    return out
+
+
+def _tokens_ok(name: str, tokens, fam: Family) -> list[str]:
+    if not isinstance(tokens, np.ndarray):
+        return [f"{name} returned {type(tokens).__name__}, not a numpy array"]
+    if not np.issubdtype(tokens.dtype, np.integer):
+        return [f"{name} returned {tokens.dtype} tokens, not integers"]
+    if tokens.shape != (fam.seq_len,):
+        return [f"{name} returned shape {tokens.shape}, expected ({fam.seq_len},)"]
+    if tokens.size and (tokens.min() < 0 or tokens.max() >= len(fam.vocab)):
+        return [f"{name} returned ids {int(tokens.min())}..{int(tokens.max())}, outside the "
+                f"{fam.name!r} vocabulary (0..{len(fam.vocab) - 1})"]
+    return []
+
+
+def _fits(codec: Codec, puzzle: Puzzle, fam: Family) -> bool:
+    """Whether `encode` takes the puzzle for this family; a refusal must be a PtrmError."""
+    try:
+        codec.encode(puzzle, family=fam)
+    except PtrmError:
+        return False
+    return True
+
+
+def _token_problems(codec: Codec, puzzle: Puzzle, solution: Solution) -> list[str]:
+    out = []
+    for fam in codec.families:
+        if not _fits(codec, puzzle, fam):
+            continue  # a clear "does not fit" is the contract for oversized puzzles
+        x = codec.encode(puzzle, family=fam)
+        out += _tokens_ok(f"encode[{fam.name}]", x, fam)
+        y = codec.encode_label(puzzle, solution, family=fam)
+        found = _tokens_ok(f"encode_label[{fam.name}]", y, fam)
+        out += found
+        if not found:
+            back = codec.decode(puzzle, y, family=fam)
+            if back != solution:
+                diff = np.argwhere(np.asarray(back.grid) != np.asarray(solution.grid)) \
+                    if np.shape(back.grid) == np.shape(solution.grid) else []
+                out.append(f"decode(encode_label) differs from the solution"
+                           + (f" at {len(diff)} cell(s), first r{diff[0][0]}c{diff[0][1]}"
+                              if len(diff) else f" (shape {np.shape(back.grid)})"))
+        rng = np.random.default_rng(len(fam.vocab))
+        for _ in range(3):  # model output can be any ids; decode must never raise
+            noise = rng.integers(0, len(fam.vocab), size=fam.seq_len)
+            got = codec.decode(puzzle, noise, family=fam)
+            if not isinstance(got, Solution) or np.shape(got.grid) != (puzzle.rows, puzzle.cols):
+                out.append(f"decode of arbitrary tokens returned {got!r}")
+                break
+    return out
+
+
+def _overrides(codec: Codec, method: str) -> bool:
+    return getattr(type(codec), method) is not getattr(Codec, method)
+
+
+def _format_problems(codec: Codec, puzzle: Puzzle, solution: Solution, key: str,
+                     detect: bool) -> list[str]:
+    out = []
+    if _overrides(codec, "to_url"):
+        url = codec.to_url(puzzle)
+        out += _parsed_problems(codec, "to_url", url, key, None, detect)
+    if _overrides(codec, "to_pzprv3"):
+        text = codec.to_pzprv3(puzzle, solution)
+        out += _parsed_problems(codec, "to_pzprv3", text, key, solution, detect)
+    return out
+
+
+def _parsed_problems(codec: Codec, what: str, text: str, key: str,
+                     solution: Solution | None, detect: bool) -> list[str]:
+    out = []
+    parsed = codec.parse(text, source=what)
+    if not isinstance(parsed, Parsed):
+        return [f"parse({what}) returned {type(parsed).__name__}, not Parsed"]
+    if codec.key(parsed.puzzle) != key:
+        out.append(f"parse({what}) gives a different puzzle: key {codec.key(parsed.puzzle)!r} "
+                   f"!= {key!r}")
+    if solution is not None and parsed.solution != solution:
+        out.append(f"parse({what}) does not give back the solution")
+    if detect:
+        try:
+            found = registry.detect(text, source=what)
+        except PtrmError as e:
+            out.append(f"auto-detection cannot read {what}: {e}")
+        else:
+            if found.name != codec.name:
+                out.append(f"auto-detection reads {what} as {found.name!r}")
+    return out
+
+
+def _transform_problems(codec: Codec, puzzle: Puzzle, solution: Solution, key: str) -> list[str]:
+    out = []
+    before = np.array(solution.grid, copy=True)
+    for t in range(dihedral.COUNT):
+        name = dihedral.NAMES[t]
+        try:
+            p2, s2 = codec.transform(puzzle, solution, t)
+        except PtrmError:
+            continue  # a symmetry this type does not have (6x6 sudoku's quarter turn)
+        if s2 is None or np.shape(s2.grid) != (p2.rows, p2.cols):
+            out.append(f"transform {name}: the solution is missing or not {p2.rows}x{p2.cols}")
+            continue
+        v = codec.verify(p2, s2)
+        if v:
+            out.append(f"transform {name}: the transformed solution fails {v[0].code} "
+                       f"({v[0].message})")
+        for fam in codec.families:
+            if _fits(codec, p2, fam):
+                out += [f"transform {name}: {p}" for p in
+                        _tokens_ok(f"encode_label[{fam.name}]",
+                                   codec.encode_label(p2, s2, family=fam), fam)]
+        p3, s3 = codec.transform(p2, s2, dihedral.INVERSE[t])
+        if codec.key(p3) != key or s3 != solution:
+            out.append(f"transform {name} then {dihedral.NAMES[dihedral.INVERSE[t]]} does not "
+                       f"give back the original puzzle and solution")
+        p4, s4 = codec.transform(puzzle, None, t)
+        if s4 is not None or codec.key(p4) != codec.key(p2):
+            out.append(f"transform {name} without a solution: expected (the same puzzle, None)")
+    if codec.key(puzzle) != key or not np.array_equal(solution.grid, before):
+        out.append("transform changed its input puzzle or solution in place")
+    return out
+
+
+def _trajectory_problems(codec: Codec, puzzle: Puzzle, solution: Solution) -> list[str]:
+    out = []
+    required = codec.required_cells(puzzle, solution)
+    n = len(required)
+    last = -1
+    for k in sorted({0, 1, n // 2, n} & set(range(n + 1))):
+        state = codec.trajectory(puzzle, solution, k)
+        grid = np.asarray(state.grid)
+        if grid.shape != (puzzle.rows, puzzle.cols):
+            out.append(f"trajectory({k}) has shape {grid.shape}")
+            continue
+        filled = grid != codec.EMPTY
+        wrong = np.argwhere(filled & (grid != np.asarray(solution.grid)))
+        if len(wrong):
+            out.append(f"trajectory({k}) disagrees with the solution at {len(wrong)} cell(s), "
+                       f"first r{wrong[0][0]}c{wrong[0][1]}")
+        count = int(filled.sum())
+        if count < last:
+            out.append(f"trajectory({k}) has fewer filled cells ({count}) than a shorter one")
+        last = count
+        if k == n and any(grid[r, c] != solution.grid[r, c] for r, c in required):
+            out.append(f"trajectory({n}) (all required moves) leaves a required cell empty")
+        for fam in codec.families:
+            if _fits(codec, puzzle, fam):
+                out += [f"trajectory({k}): {p}" for p in
+                        _tokens_ok(f"encode[{fam.name}]",
+                                   codec.encode(puzzle, state, family=fam), fam)]
+    return out
+
+
+def _mutation_problems(codec: Codec, puzzle: Puzzle, solution: Solution, domain: list[int],
+                       rng: np.random.Generator, max_mutations: int) -> list[str]:
+    if len(domain) < 2:
+        return []
+    cells = [(r, c) for r in range(puzzle.rows) for c in range(puzzle.cols)
+             if codec.is_answer_cell(puzzle, r, c)]
+    picks = rng.permutation(len(cells))[:max_mutations]
+    accepted = []
+    for i in picks:
+        r, c = cells[i]
+        grid = np.array(solution.grid, copy=True)
+        old = int(grid[r, c])
+        grid[r, c] = rng.choice([v for v in domain if v != old])
+        if not codec.verify(puzzle, Solution(codec.name, grid)):
+            accepted.append(f"r{r}c{c} {old}->{int(grid[r, c])}")
+    if accepted:
+        return [f"verify accepts {len(accepted)} single-cell change(s) of a unique solution: "
+                + ", ".join(accepted[:5])]
+    return []
+
+
+def _render_problems(codec: Codec, puzzle: Puzzle, solution: Solution) -> list[str]:
+    from rich.console import Console
+
+    console = Console(file=io.StringIO(), width=200, color_system=None)
+    console.print(codec.render(puzzle, None))
+    console.print(codec.render(puzzle, solution))
+    return []

@@ -1,0 +1,184 @@
+"""`ptrm --help`, `ptrm codecs [--json]`, the entry-point registry, and clear errors for bad
+puzzle text."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from importlib import metadata
+
+import pytest
+from typer.testing import CliRunner
+
+from ptrm_cli import codec as registry
+from ptrm_cli.app import app
+from ptrm_cli.errors import CodecNotFound, ParseError, PtrmError
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def fresh_registry():
+    """Forget cached entry points before and after a test that changes them."""
+    registry.reload()
+    yield
+    registry.reload()
+
+
+def _codecs_json() -> list[dict]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = runner.invoke(app, ["codecs", "--json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_help_lists_the_commands():
+    result = runner.invoke(app, ["--help"])
+    assert result.exit_code == 0
+    for command in ("solve", "eval", "build-data", "train", "codecs"):
+        assert command in result.output
+    assert "Probabilistic Tiny Recursive Models" in result.output
+
+
+def test_no_arguments_shows_help():
+    result = runner.invoke(app, [])
+    assert "codecs" in result.output
+
+
+def test_codecs_table(installed_codec):
+    installed_codec("sudoku")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = runner.invoke(app, ["codecs"])
+    assert result.exit_code == 0, result.output
+    assert "sudoku" in result.output and "ppbench" in result.output and "294" in result.output
+
+
+def test_codecs_json(installed_codec):
+    installed_codec("sudoku")
+    rows = _codecs_json()
+    assert rows, "no codecs listed"
+    for row in rows:
+        assert {"name", "family", "seq_len", "vocab_size", "provider"} <= set(row)
+    sudoku = next(r for r in rows if r["name"] == "sudoku")
+    assert sudoku["family"] == "ppbench"
+    assert sudoku["seq_len"] == 100 and sudoku["vocab_size"] == 294
+    assert sudoku["provider"].startswith("ptrm ")
+    # the six PPBench types share one family: whichever of them are installed agree on it
+    ppbench = [r for r in rows if r["family"] == "ppbench"]
+    assert {(r["seq_len"], r["vocab_size"]) for r in ppbench} == {(100, 294)}
+
+
+def test_codecs_come_from_entry_point_metadata(installed_codec):
+    installed_codec("sudoku")
+    eps = {ep.name: ep for ep in metadata.entry_points(group=registry.ENTRY_POINT_GROUP)}
+    assert eps["sudoku"].value == "ptrm_codecs.sudoku:SudokuCodec"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        found = registry.registered()
+    assert set(found) <= set(eps)
+    assert found["sudoku"].entry_point == eps["sudoku"].value
+
+
+def _with_extra_entry_points(monkeypatch, *extra: metadata.EntryPoint):
+    real = metadata.entry_points
+
+    def entry_points(**kw):
+        eps = list(real(**kw))
+        if kw.get("group") == registry.ENTRY_POINT_GROUP:
+            eps += list(extra)
+        return eps
+
+    monkeypatch.setattr(registry.metadata, "entry_points", entry_points)
+    registry.reload()
+
+
+def test_a_broken_plugin_is_named_and_skipped(monkeypatch, fresh_registry, installed_codec):
+    installed_codec("sudoku")
+    group = registry.ENTRY_POINT_GROUP
+    _with_extra_entry_points(
+        monkeypatch,
+        metadata.EntryPoint("brokenplugin", "ptrm_no_such_module_xyz:Codec", group),
+        metadata.EntryPoint("notacodec", "os.path:join", group),
+        metadata.EntryPoint("misnamed", "ptrm_codecs.sudoku:SudokuCodec", group),
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        found = registry.registered()
+    messages = [str(w.message) for w in caught]
+    assert any("'brokenplugin'" in m and "ptrm_no_such_module_xyz" in m for m in messages), messages
+    assert any("'notacodec'" in m and "is not a ptrm Codec" in m for m in messages), messages
+    assert any("'misnamed'" in m and "codec named 'sudoku'" in m for m in messages), messages
+    assert "sudoku" in found
+    assert not {"brokenplugin", "notacodec", "misnamed"} & set(found)
+    # the CLI keeps working with a broken plugin installed
+    assert "sudoku" in {r["name"] for r in _codecs_json()}
+
+
+def test_a_new_plugin_appears_without_changing_ptrm(monkeypatch, fresh_registry, installed_codec):
+    sudoku_cls = type(installed_codec("sudoku"))
+
+    class Tiny(sudoku_cls):  # a stand-in plugin: any importable Codec subclass works
+        name = "tinysudoku"
+        description = "a test plugin"
+        url_ids = ()
+
+    import sys
+    import types
+
+    module = types.ModuleType("ptrm_test_tiny_plugin")
+    module.Tiny = Tiny
+    monkeypatch.setitem(sys.modules, "ptrm_test_tiny_plugin", module)
+    _with_extra_entry_points(monkeypatch, metadata.EntryPoint(
+        "tinysudoku", "ptrm_test_tiny_plugin:Tiny", registry.ENTRY_POINT_GROUP))
+    rows = {r["name"]: r for r in _codecs_json()}
+    assert rows["tinysudoku"]["description"] == "a test plugin"
+    assert rows["tinysudoku"]["provider"] == "?"  # no distribution behind a hand-made entry point
+    assert registry.get("tinysudoku").name == "tinysudoku"
+
+
+# -- bad puzzle text ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, error, match", [
+    ("", ParseError, "empty input"),
+    ("   \n\t\n", ParseError, "empty input"),
+    ("https://puzz.link/p?nosuchtype/9/9/abc", CodecNotFound, "unknown puzzle type 'nosuchtype'"),
+    ("pzprv3\nnosuchtype\n3\n3\n", CodecNotFound, "unknown puzzle type 'nosuchtype'"),
+    ("pzprv3", ParseError, "ends after its first line"),
+    ("hello world", ParseError, "cannot tell the puzzle type"),
+])
+def test_detect_rejects_bad_text_clearly(text, error, match):
+    with pytest.raises(error, match=match) as info:
+        registry.detect(text, source="input.txt")
+    assert isinstance(info.value, PtrmError)
+
+
+@pytest.mark.parametrize("text, error, match", [
+    ("https://puzz.link/p?sudoku/nine/9/abc", ParseError, "no <cols>/<rows> size"),
+    ("https://puzz.link/p?sudoku/9", ParseError, "no <cols>/<rows> size"),
+    ("https://puzz.link/p?sudoku/0/0/", ParseError, "out of range"),
+    ("https://puzz.link/p?sudoku/9/9/-zz", ParseError, "-zz"),  # a malformed body
+    ("https://puzz.link/p?sudoku/9/9/.", ParseError, "'\\?' given"),
+    ("https://puzz.link/p?nosuchtype/9/9/abc", CodecNotFound, "installed codecs: .*sudoku"),
+    ("", ParseError, "empty input"),
+])
+def test_parse_rejects_bad_text_clearly(text, error, match, installed_codec):
+    installed_codec("sudoku")
+    with pytest.raises(error, match=match) as info:
+        registry.parse(text, source="input.txt")
+    assert isinstance(info.value, PtrmError)
+    if isinstance(info.value, ParseError):
+        assert str(info.value).startswith("input.txt")  # says where
+    assert info.value.hint is None or isinstance(info.value.hint, str)
+
+
+def test_parse_with_an_unknown_codec_name():
+    with pytest.raises(CodecNotFound, match="unknown puzzle type 'kakuro9'") as info:
+        registry.parse("whatever", codec="kakuro9")
+    assert "ptrm codecs" in info.value.hint
+
+
+def test_url_ids_find_their_codec(installed_codec):
+    lightup = installed_codec("lightup")
+    assert registry.get("akari") is lightup

@@ -1,0 +1,188 @@
+"""The sudoku codec on PPBench's 15 golden sudoku puzzles, plus small hand-made boards."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ptrm_cli import codec as registry
+from ptrm_cli import dihedral
+from ptrm_cli.codec import Solution
+from ptrm_cli.errors import ParseError, PtrmError
+from ptrm_codecs import formats
+
+import pzpr_oracle
+
+RECORDS = pzpr_oracle.golden_params(["sudoku"])
+
+
+@pytest.fixture(scope="module")
+def sudoku(installed_codec):
+    return installed_codec("sudoku")
+
+
+def moves_grid(record) -> np.ndarray:
+    """The board PPBench's moves produce, replayed here independently of the codec: each move
+    is `mouse,left,X,Y;key,D`, a click on cell (Y//2, X//2) and the digit D."""
+    url = formats.parse_url(formats.record_url(record))
+    values, _ = formats.decode_number16(url.body, url.rows * url.cols)
+    grid = np.array([max(v, 0) for v in values]).reshape(url.rows, url.cols)
+    for move in formats.decode_solution(record)["moves_full"]:
+        click, key = move.split(";")
+        _, button, x, y = click.split(",")
+        assert button == "left" and key.startswith("key,")
+        grid[int(float(y)) // 2, int(float(x)) // 2] = int(key.split(",")[1])
+    return grid
+
+
+def test_golden_has_15_sudoku():
+    if not pzpr_oracle.find_golden()[0]:
+        pytest.skip(pzpr_oracle.find_golden()[1])
+    assert len(pzpr_oracle.golden_by_type("sudoku")) == 15
+
+
+@pytest.mark.parametrize("record", RECORDS)
+def test_url_tokens_decode_is_the_moves_solution(record, sudoku):
+    expected = moves_grid(record)
+    assert sorted(set(expected.reshape(-1).tolist())) == list(range(1, 10))
+    url = formats.record_url(record)
+    parsed = sudoku.parse(url)
+    assert parsed.format == "url" and parsed.solution is None
+    puzzle = parsed.puzzle
+    givens = puzzle.clues > 0
+    assert (puzzle.clues[givens] == expected[givens]).all()
+
+    _, solution = sudoku.from_record(record)
+    assert (solution.grid == expected).all()
+    x = sudoku.encode(puzzle)
+    y = sudoku.encode_label(puzzle, solution)
+    vocab = sudoku.family().vocab
+    assert x.shape == y.shape == (100,)
+    # 9x9 sits top-left of the 10x10 family grid; row 9 and column 9 are pad
+    assert (x.reshape(10, 10)[9] == 0).all() and (x.reshape(10, 10)[:, 9] == 0).all()
+    assert {vocab.name(int(t)) for t in x[x > 0]} <= {"sudoku.blank"} | {
+        f"sudoku.given.{d}" for d in range(1, 10)}
+    assert sudoku.decode(puzzle, y) == Solution("sudoku", expected)
+    assert sudoku.verify(puzzle, solution) == []
+
+
+@pytest.mark.parametrize("record", RECORDS)
+def test_single_cell_changes_break_the_right_rule(record, sudoku):
+    puzzle, solution = sudoku.from_record(record)
+    rng = np.random.default_rng(int(record["solution_enc"][:8].encode().hex(), 16) % 2**32)
+    free = [tuple(rc) for rc in np.argwhere(puzzle.clues == 0)]
+    for i in rng.choice(len(free), size=8, replace=False):
+        r, c = free[i]
+        grid = solution.grid.copy()
+        grid[r, c] = rng.choice([d for d in range(1, 10) if d != grid[r, c]])
+        found = sudoku.verify(puzzle, Solution("sudoku", grid))
+        # the new digit is already in its box, its row and its column
+        assert [v.code for v in found] == ["bkDupNum", "nmDupRow", "nmDupRow"]
+        assert all((r, c) in v.cells for v in found)
+
+        grid = solution.grid.copy()
+        grid[r, c] = 0
+        found = sudoku.verify(puzzle, Solution("sudoku", grid))
+        assert [v.code for v in found] == ["ceNoNum"] and found[0].cells == ((r, c),)
+
+    # swapping two free cells of one box in different rows and columns keeps every box whole,
+    # so the first broken rule is a row's
+    for r0 in range(0, 9, 3):
+        for c0 in range(0, 9, 3):
+            box = [(r, c) for r in range(r0, r0 + 3) for c in range(c0, c0 + 3) if not puzzle.clues[r, c]]
+            pair = next(((a, b) for a in box for b in box if a[0] != b[0] and a[1] != b[1]), None)
+            if pair is None:
+                continue
+            a, b = pair
+            grid = solution.grid.copy()
+            grid[a], grid[b] = grid[b], grid[a]
+            found = sudoku.verify(puzzle, Solution("sudoku", grid))
+            assert found and found[0].code == "nmDupRow"
+            assert {v.code for v in found} == {"nmDupRow"}
+
+
+@pytest.mark.parametrize("record", RECORDS)
+def test_every_format_round_trips(record, sudoku):
+    puzzle, solution = sudoku.from_record(record)
+    key = sudoku.key(puzzle)
+
+    url = sudoku.to_url(puzzle)
+    assert url.startswith("https://puzz.link/p?sudoku/9/9/")
+    assert url.split("?", 1)[1] == formats.record_url(record).split("?", 1)[1].rstrip("/")
+    again = sudoku.parse(url)
+    assert again.format == "url" and (again.puzzle.clues == puzzle.clues).all()
+
+    text = sudoku.to_pzprv3(puzzle, solution)
+    again = sudoku.parse(text)
+    assert again.format == "pzprv3" and sudoku.key(again.puzzle) == key
+    assert again.solution == solution
+    blank = sudoku.parse(sudoku.to_pzprv3(puzzle))
+    assert sudoku.key(blank.puzzle) == key
+
+    line = sudoku.to_line(puzzle)
+    assert len(line) == 81
+    again = sudoku.parse(line)
+    assert again.format == "grid" and sudoku.key(again.puzzle) == key
+    assert registry.detect(line) is sudoku
+    assert sudoku.parse(line.replace(".", "0")).puzzle.clues.tolist() == puzzle.clues.tolist()
+
+    nine = "\n".join(line[9 * r:9 * r + 9] for r in range(9))
+    assert sudoku.key(sudoku.parse(nine).puzzle) == key
+    spaced = "sudoku\n" + "\n".join(" ".join(line[9 * r:9 * r + 9]) for r in range(9))
+    assert sudoku.key(sudoku.parse(spaced).puzzle) == key
+
+    pzv = "http://pzv.jp/p.html?" + url.split("?", 1)[1]
+    assert sudoku.key(sudoku.parse(pzv).puzzle) == key
+
+
+@pytest.mark.parametrize("record", RECORDS)
+def test_transforms_verify_and_invert(record, sudoku):
+    puzzle, solution = sudoku.from_record(record)
+    for t in range(dihedral.COUNT):
+        p2, s2 = sudoku.transform(puzzle, solution, t)
+        assert sudoku.verify(p2, s2) == [], dihedral.NAMES[t]
+        given = p2.clues > 0
+        assert (s2.grid[given] == p2.clues[given]).all()
+        p3, s3 = sudoku.transform(p2, s2, dihedral.INVERSE[t])
+        assert (p3.clues == puzzle.clues).all() and s3 == solution
+
+
+def test_trajectory_fills_the_blank_cells_in_reading_order(sudoku):
+    line = "53..7....6..195....98....6.8...6...34..8.3..17...2...6.6....28....419..5....8..79"
+    puzzle = sudoku.parse(line).puzzle
+    grid = np.zeros((9, 9), dtype=np.int16)
+    solution = Solution("sudoku", grid)
+    solved = [int(ch) for ch in
+              "534678912672195348198342567859761423426853791713924856961537284287419635345286179"]
+    solution.grid[:] = np.array(solved).reshape(9, 9)
+    assert sudoku.verify(puzzle, solution) == []
+    cells = sudoku.required_cells(puzzle, solution)
+    assert len(cells) == int((puzzle.clues == 0).sum()) and cells == sorted(cells)
+    state = sudoku.trajectory(puzzle, solution, 5)
+    assert [tuple(rc) for rc in np.argwhere(state.grid > 0)] == cells[:5]
+
+
+def test_small_sizes(sudoku):
+    puzzle = sudoku.parse("1.3.\n..1.\n.1..\n4...").puzzle
+    assert (puzzle.rows, puzzle.cols) == (4, 4)
+    solution = Solution("sudoku", np.array([[1, 2, 3, 4], [3, 4, 1, 2], [2, 1, 4, 3], [4, 3, 2, 1]]))
+    assert sudoku.verify(puzzle, solution) == []
+    assert sudoku.parse(sudoku.to_url(puzzle)).puzzle.clues.tolist() == puzzle.clues.tolist()
+    six = sudoku.parse("." * 36).puzzle
+    assert (six.rows, six.cols) == (6, 6)
+    with pytest.raises(PtrmError, match="3x2 boxes"):
+        sudoku.transform(six, None, 1)
+
+
+@pytest.mark.parametrize("text, match", [
+    ("1234", "16, 36 or 81"),
+    ("." * 80, "16, 36 or 81"),
+    ("\n".join(["123456789"] * 8 + ["12345678"]), "expected 9 cells"),
+    ("." * 80 + "x", "expected 1..9"),
+    ("https://puzz.link/p?sudoku/9/8/g", "not square"),
+    ("https://puzz.link/p?sudoku/9/9/.", "'?' given"),
+    ("pzprv3\nsudoku\n9\n" + ". " * 9 + "\n", "expected 9 entries|sudoku givens"),
+])
+def test_bad_sudoku_text_is_a_clear_parse_error(sudoku, text, match):
+    with pytest.raises(ParseError, match=match):
+        sudoku.parse(text, source="bad.txt")
