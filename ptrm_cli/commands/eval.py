@@ -1,10 +1,113 @@
-"""`ptrm eval`: PTRM vs deterministic TRM on a benchmark split."""
+"""`ptrm eval`: PTRM vs deterministic TRM on a benchmark split (tables, report.json, plots)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import typer
+
+from .. import evaluate as ev_mod
+from .. import solver
+from ..console import console, err_console
 from ..errors import PtrmError
+from ..options import DEVICE, JSON, resolve_device
 
 
-def evaluate():
-    """Evaluate PTRM against deterministic TRM."""
-    raise PtrmError("`ptrm eval` needs the PTRM sampler, which is not built yet")
+def _floats(values: list[str], flag: str) -> list[float]:
+    out = []
+    for v in values:
+        for part in str(v).split(","):
+            if part.strip():
+                try:
+                    x = float(part)
+                except ValueError:
+                    raise PtrmError(f"{flag} {part.strip()!r}: expected a number") from None
+                if not x >= 0:
+                    raise PtrmError(f"{flag} {part.strip()}: must be >= 0")
+                out.append(x)
+    return list(dict.fromkeys(out))
+
+
+def _ints(values: list[str], flag: str) -> list[int]:
+    out = [int(x) if x == int(x) else -1 for x in _floats(values, flag)]
+    if any(x < 1 for x in out):
+        raise PtrmError(f"{flag}: expected positive whole numbers")
+    return out
+
+
+def evaluate(
+    split: str = typer.Option("golden", "--split",
+                              help="golden, a PPBench JSONL file, a dataset folder, or a split "
+                                   "name (val, test) with --data."),
+    data: str = typer.Option(None, "--data", help="Dataset folder for a named --split."),
+    K: int = typer.Option(100, "--K", min=1,
+                          help="Rollouts per puzzle (K_max of the width curve)."),
+    D: int = typer.Option(None, "--D", min=1, show_default="the model's N_sup",
+                          help="Supervision steps per rollout."),
+    sigma: list[str] = typer.Option(["0.2"], "--sigma",
+                                    help="Noise scale; several (0.1,0.2 or repeated) for a sweep."),
+    seeds: int = typer.Option(3, "--seeds", min=1, help="Seeds per sigma (mean and spread)."),
+    seed: int = typer.Option(0, "--seed", min=0, help="First seed."),
+    perturb: str = typer.Option("z", "--perturb", help="z | y | both | init."),
+    det_D: list[str] = typer.Option([], "--det-D", show_default="D and K*D (equal compute)",
+                                    help="Depths of the deterministic TRM baselines."),
+    checkpoint: str = typer.Option(None, "--checkpoint", "-c", show_default="the bundled model",
+                                   help="Checkpoint folder (or official TRM step file)."),
+    device: str = DEVICE,
+    memory: str = typer.Option(None, "--memory", show_default="2GB on CPU, 60% of free GPU memory",
+                               help="Memory budget of one forward chunk, e.g. 8GB."),
+    limit: int = typer.Option(None, "--limit", min=1, help="Only the first N puzzles."),
+    out: Path = typer.Option(None, "--out", "-o", show_default="eval_<split>",
+                             help="Folder for report.json and the plots."),
+    plots: bool = typer.Option(True, "--plots/--no-plots", help="Write the PNG plots."),
+    as_json: bool = JSON,
+):
+    """Evaluate PTRM against deterministic TRM: every selector, per type, over seeds."""
+    if perturb not in ("z", "y", "both", "init"):
+        raise PtrmError(f"--perturb {perturb!r}: expected z, y, both or init")
+    if seed + seeds >= 2**63:
+        raise PtrmError("--seed must be below 2**63")
+    sigmas = _floats(sigma, "--sigma")
+    if not sigmas:
+        raise PtrmError("--sigma: give at least one value")
+    dets = _ints(det_D, "--det-D")
+    device = resolve_device(device)
+    budget = solver.parse_memory(memory)
+    loaded = solver.load_model(checkpoint, device)
+    D = D or loaded.config.halt_max_steps
+    evset = ev_mod.resolve_split(split, data, loaded, limit=limit)
+    budget = budget or solver.default_memory(device)
+    settings = ev_mod.EvalSettings(
+        K=K, D=D, sigmas=sigmas, seeds=[seed + i for i in range(seeds)], perturb=perturb,
+        det_D=dets,
+        chunk_rows=solver.plan_chunk_rows(loaded.config, K, D, budget, record_steps=True),
+        det_chunk_rows=solver.plan_chunk_rows(loaded.config, 1, D, budget))
+    out = out or Path(f"eval_{Path(evset.name).name}")
+
+    for t, why in evset.skipped.items():
+        err_console.print(f"[yellow]skipped[/] {t}: {why}", highlight=False)
+    for u in evset.unusable:
+        err_console.print(f"[yellow]skipped[/] {u['type']} puzzle on line {u['line']}: "
+                          f"{u['reason']}", highlight=False)
+    err_console.print(
+        f"[dim]{evset.name}: {len(evset)} puzzles · K={K} D={D} "
+        f"σ={','.join(f'{s:g}' for s in sigmas)} "
+        f"perturb={perturb} · seeds {settings.seeds} · TRM baselines D={settings.det_D} · "
+        f"device={device} · {loaded.path}[/]", highlight=False)
+
+    from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, \
+        TimeElapsedColumn, TimeRemainingColumn
+
+    with Progress(TextColumn("eval"), BarColumn(), TaskProgressColumn(), TimeElapsedColumn(),
+                  TimeRemainingColumn(), console=err_console, transient=True) as bar:
+        task = bar.add_task("eval", total=1.0)
+        report = ev_mod.run_eval(loaded, evset, settings,
+                                 progress=lambda f: bar.update(task, completed=f))
+    files = ev_mod.write_report(report, out, plots=plots)
+
+    if as_json:
+        typer.echo(solver.to_json(report))
+        return
+    for table in ev_mod.tables(report):
+        console.print(table)
+    console.print("wrote " + ", ".join(files.values()), highlight=False, soft_wrap=True)

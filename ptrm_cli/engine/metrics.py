@@ -8,6 +8,10 @@ Selectors (each returns the index of the chosen rollout per puzzle):
   verified  the highest-Q rollout among those the rules verifier accepts; best_q when none does.
 Scores: pass@K (any rollout correct: the oracle ceiling), the chosen rollout's correctness,
 cell accuracy, and Wilson confidence intervals for proportions.
+
+mode, q_vote and `agreement` compare whole prediction rows, so pass rows in which positions that
+are not part of the answer (label pad, e.g. sudoku's padding to 10x10) hold one constant: a
+model writes untrained junk there, and two rollouts with the same answer would count as two.
 """
 
 from __future__ import annotations
@@ -53,7 +57,11 @@ def select(preds: torch.Tensor, q: torch.Tensor, how: str,
         if valid is None:
             raise ValueError("the 'verified' selector needs the verifier's verdicts")
         masked = torch.where(valid, q, torch.full_like(q, -math.inf))
-        return torch.where(valid.any(-1), masked.argmax(-1), q.argmax(-1))
+        best = masked.argmax(-1)
+        # if every valid rollout has Q = -inf, argmax may land on an earlier invalid one
+        missed = valid.any(-1) & ~valid.gather(-1, best[:, None]).squeeze(-1)
+        best = torch.where(missed, valid.int().argmax(-1), best)
+        return torch.where(valid.any(-1), best, q.argmax(-1))
     if how not in ("mode", "q_vote"):
         raise ValueError(f"unknown selector {how!r} (choose from {', '.join(SELECTORS)})")
     out = torch.empty(preds.shape[0], dtype=torch.long)
@@ -99,7 +107,9 @@ def width_curve(preds: torch.Tensor, q: torch.Tensor, labels: torch.Tensor,
                 ks: list[int], *, valid: torch.Tensor | None = None,
                 draws: int = 8, seed: int = 0) -> dict[int, dict[str, float]]:
     """pass@k, best-Q@k, mode@k (and verified@k) for k <= K, each averaged over `draws` random
-    subsets of the K rollouts of one run (the paper's width-scaling curve)."""
+    subsets of the K rollouts of one run (the paper's width-scaling curve). A subset keeps its
+    rollouts in their original order, so the selectors' tie rules (lowest index, first reached)
+    mean the same as on the full run, and k = K is exactly the full run's @K numbers."""
     P, K, _ = preds.shape
     g = torch.Generator().manual_seed(seed)
     ok = correct(preds, labels[:, None, :])  # [P, K]
@@ -112,7 +122,11 @@ def width_curve(preds: torch.Tensor, q: torch.Tensor, labels: torch.Tensor,
             acc["verified"] = 0.0
         n_draws = 1 if k == K else draws
         for _ in range(n_draws):
-            idx = torch.stack([torch.randperm(K, generator=g)[:k] for _ in range(P)])
+            if k == K:
+                idx = torch.arange(K).expand(P, K)
+            else:
+                idx = torch.stack([torch.randperm(K, generator=g)[:k].sort().values
+                                   for _ in range(P)])
             sub = torch.gather(preds, 1, idx[:, :, None].expand(-1, -1, preds.shape[2]))
             sub_q = torch.gather(q, 1, idx)
             sub_ok = torch.gather(ok, 1, idx)

@@ -155,6 +155,8 @@ def swiglu_inter(width: int, expansion: float) -> int:
 def trunc_normal_(t: Tensor, std: float) -> Tensor:
     """Truncated normal at +-2 units, JAX style: the sampling std is inflated so that the std of
     the *truncated* distribution is `std` (what LeCun init asks for)."""
+    if t.is_meta:  # shapes only (loading weights next): nothing to draw, and erfinv_ on meta
+        return t    # tensors would pull in torch._dynamo, seconds of start-up
     with torch.no_grad():
         if std == 0:
             return t.zero_()

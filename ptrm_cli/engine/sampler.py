@@ -70,6 +70,13 @@ def sample(model: TRM, inputs: torch.Tensor, cfg: SamplerConfig, *, seed: int = 
     device = next(model.parameters()).device
     P, L = inputs.shape
     K = cfg.K
+    if P == 0:  # nothing to do; keep the documented shapes (torch.cat of nothing would fail)
+        S_hidden = model.config.total_len * model.config.hidden_size
+        return Rollouts(torch.zeros(0, K, L, dtype=torch.long), torch.zeros(0, K),
+                        torch.zeros(0, K, cfg.D) if cfg.record_steps else None,
+                        torch.zeros(0, K, cfg.D, L, dtype=torch.int16) if cfg.record_steps else None,
+                        torch.zeros(0, K, cfg.D, S_hidden, dtype=torch.float16)
+                        if cfg.record_latents else None)
     per_chunk = max(1, (cfg.chunk_rows or P * K) // K)  # whole puzzles per chunk
     preds, qs, step_qs, step_preds, latents = [], [], [], [], []
     for start in range(0, P, per_chunk):

@@ -1,0 +1,380 @@
+"""The glue between codecs and the engine, shared by `ptrm solve` and `ptrm eval`.
+
+    text --codec--> puzzle --encode--> tokens --sampler--> K predictions + Q
+         --decode--> solutions --verify--> verdicts --select--> one answer
+
+The engine sees token arrays only; this module is the one place that hands tokens to a codec
+and back. Decoding and verifying run in Python, once per rollout, and rollouts often agree, so
+verdicts are cached per distinct prediction (`Verifier`).
+
+`solve_puzzle` runs the K rollouts in waves: with the verified selector it can stop at the first
+wave that contains a rules-valid rollout (adaptive early stop), which is what makes a CPU solve
+affordable. Wave w draws its noise from seed `wave_seed(seed, w)`; wave 0 uses the seed itself,
+so a single wave is exactly `sampler.sample(..., seed=seed)`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import torch
+
+from . import codec as registry
+from .codec import Codec, Family, Parsed, Puzzle, Solution, Violation
+from .errors import ParseError, PtrmError
+from .vocab import Vocab
+
+#: what `ptrm solve` reads at most from a file or stdin (a puzzle is a few KB)
+MAX_INPUT_BYTES = 1 << 20
+SELECTORS = ("verified", "best_q", "mode", "q_vote")  # metrics.SELECTORS, solve's order
+#: memory for one forward chunk when --memory is not given: small on CPU, most of a GPU
+DEFAULT_CPU_MEMORY = 2 << 30
+GPU_MEMORY_FRACTION = 0.6
+
+
+# -- reading the user's input -----------------------------------------------------------------
+
+_URLISH = re.compile(r"^\s*(?:https?://|[\w.-]+\.[a-z]{2,}/)", re.I)
+_FILE_EXT = re.compile(r"\.[A-Za-z][\w]{0,7}$")
+
+
+def read_input(spec: str) -> tuple[str, str]:
+    """`INPUT` of `ptrm solve` -> (text, source name). A file path, `-` for stdin, a puzz.link
+    URL (the URL carries the puzzle; nothing is downloaded) or, for one-liners such as an
+    81-character sudoku, the puzzle text itself."""
+    if spec == "-":
+        data = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1) if hasattr(sys.stdin, "buffer") \
+            else sys.stdin.read(MAX_INPUT_BYTES + 1)
+        return _text(data, "<stdin>"), "<stdin>"
+    path = Path(spec).expanduser()
+    try:
+        is_dir, is_file = path.is_dir(), path.is_file()
+    except (OSError, ValueError):  # a name too long, or with a NUL: not a file
+        is_dir = is_file = False
+    if is_dir:
+        raise PtrmError(f"{spec} is a directory, not a puzzle file")
+    if is_file:
+        try:
+            with open(path, "rb") as f:
+                data = f.read(MAX_INPUT_BYTES + 1)
+        except OSError as e:
+            raise PtrmError(f"cannot read {spec}: {e.strerror or e}") from None
+        return _text(data, spec), spec
+    if _URLISH.match(spec) or ("?" in spec and "/" in spec and "\n" not in spec):
+        if "?" not in spec:
+            raise PtrmError(f"{spec}: not a puzzle URL (no '?type/...' part)",
+                            hint="ptrm reads puzz.link-style URLs, which carry the puzzle "
+                                 "itself; it does not download files")
+        return spec.strip(), "URL"
+    if "\n" in spec or (len(spec) >= 16 and "/" not in spec and "\\" not in spec
+                        and not _FILE_EXT.search(spec)):
+        return spec, "<argument>"
+    raise PtrmError(f"{spec}: no such file",
+                    hint="pass a puzzle file, a quoted puzz.link URL, or - to read stdin")
+
+
+def _text(data: bytes | str, source: str) -> str:
+    if len(data) > MAX_INPUT_BYTES:
+        raise PtrmError(f"{source}: more than {MAX_INPUT_BYTES // 1024} KB; a puzzle file is "
+                        "a few KB", hint="pass one puzzle at a time; `ptrm eval` takes datasets")
+    if isinstance(data, str):
+        return data
+    if b"\x00" in data:
+        raise PtrmError(f"{source} is a binary file, not puzzle text")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise PtrmError(f"{source} is not UTF-8 text (byte {e.start})") from None
+
+
+def parse_puzzle(text: str, *, codec: str | None = None,
+                 source: str | None = None) -> tuple[Codec, Parsed]:
+    """Puzzle text (URL, pzprv3, grid, or one JSON dataset record) -> (codec, parsed).
+    Every failure is a ParseError / PtrmError naming the source."""
+    stripped = text.strip()
+    try:
+        if stripped.startswith("{"):
+            return _parse_record(stripped, codec=codec, source=source)
+        return registry.parse(text, codec=codec, source=source)
+    except PtrmError:
+        raise
+    except (ValueError, IndexError, KeyError, TypeError) as e:  # a codec choking on odd input
+        raise ParseError(f"cannot read this puzzle ({type(e).__name__}: {e})",
+                         source=source) from None
+
+
+def _parse_record(text: str, *, codec: str | None, source: str | None) -> tuple[Codec, Parsed]:
+    """A PPBench JSONL record, or any record a codec's `from_record` reads."""
+    try:
+        record = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ParseError(f"not valid JSON: {e.msg}", source=source, line=e.lineno) from None
+    if not isinstance(record, dict):
+        raise ParseError("expected one JSON object (a dataset record)", source=source)
+    name = codec or record.get("pid") or record.get("type")
+    if not name:
+        raise ParseError("this JSON record does not say its puzzle type ('pid' or 'type')",
+                         source=source, hint="pass --codec TYPE")
+    c = registry.get(str(name))
+    puzzle, solution = c.from_record(record, source=source)
+    return c, Parsed(puzzle, solution, "record")
+
+
+# -- the model ----------------------------------------------------------------------------------
+
+@dataclass
+class LoadedModel:
+    model: torch.nn.Module  # TRM, eval mode, on `device`
+    vocab: Vocab
+    meta: dict
+    path: str
+    device: str
+
+    @property
+    def config(self):
+        return self.model.config
+
+
+def resolve_checkpoint(arg: str | Path | None) -> Path:
+    """--checkpoint, else the bundled model; a clear usage error when there is neither."""
+    if arg is not None and str(arg) != "":
+        return Path(arg).expanduser()
+    from .models import default_checkpoint
+
+    default = default_checkpoint()
+    if default is None:
+        raise PtrmError("no model: this ptrm has no bundled checkpoint yet",
+                        hint="pass --checkpoint DIR (a folder written by `ptrm train`, or an "
+                             "official TRM step_N file)")
+    return default
+
+
+def load_model(arg: str | Path | None, device: str) -> LoadedModel:
+    from .engine.checkpoint import load_checkpoint
+
+    path = resolve_checkpoint(arg)
+    try:
+        model, vocab, meta = load_checkpoint(path, device=device)
+    except PtrmError:
+        raise
+    except (OSError, ValueError, KeyError, RuntimeError) as e:
+        raise PtrmError(f"cannot load checkpoint {path}: {e}") from None
+    model.eval()
+    return LoadedModel(model, vocab, meta, str(path), device)
+
+
+def family_for(codec: Codec, loaded: LoadedModel) -> Family:
+    """The codec family this checkpoint was trained for; a clear error when the model's
+    vocabulary or sequence length is not one the codec can encode into."""
+    family = codec.family_for(loaded.vocab)
+    if family.seq_len != loaded.config.seq_len:
+        raise PtrmError(f"the model reads {loaded.config.seq_len} tokens but {codec.name}'s "
+                        f"{family.name!r} family has {family.seq_len} "
+                        f"({family.rows}x{family.cols})")
+    return family
+
+
+# -- memory ------------------------------------------------------------------------------------
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*$", re.I)
+
+
+def parse_memory(text: str | None) -> int | None:
+    """'2GB', '512M', '1.5g', '800000000' -> bytes (powers of 1024); None stays None."""
+    if text is None or str(text).strip() in ("", "auto"):
+        return None
+    m = _SIZE.match(str(text))
+    if not m or float(m.group(1)) <= 0:
+        raise PtrmError(f"--memory {text!r}: expected a size such as 2GB, 512MB or auto")
+    scale = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}[m.group(2).lower()]
+    return int(float(m.group(1)) * scale)
+
+
+def default_memory(device: str) -> int:
+    if device.startswith("cuda"):
+        free, _ = torch.cuda.mem_get_info(torch.device(device))
+        return int(free * GPU_MEMORY_FRACTION)
+    return DEFAULT_CPU_MEMORY
+
+
+def bytes_per_row(cfg, D: int, *, record_steps: bool = False,
+                  record_latents: bool = False) -> int:
+    """A generous estimate of the memory one rollout needs in a forward chunk: carry, input
+    embedding, one network application's temporaries (qkv, attention scores, SwiGLU), logits;
+    plus what the sampler keeps per step when asked to record."""
+    b = 2 if cfg.forward_dtype == "bfloat16" else 4
+    S, H, I = cfg.total_len, cfg.hidden_size, cfg.inter_size
+    live = S * (8 * H + 3 * I + cfg.vocab_size) + cfg.num_heads * S * S
+    if cfg.mlp_t:
+        live += 3 * H * cfg.inter_size_t
+    total = live * b + 3 * S * H * 4  # float32 copies in RMSNorm / RoPE
+    if record_steps:
+        total += D * (cfg.seq_len * 2 + 4)
+    if record_latents:
+        total += D * S * H * 2
+    return int(total * 1.5)
+
+
+def plan_chunk_rows(cfg, K: int, D: int, memory: int, **record) -> int:
+    """Rows (puzzles x K) per forward pass under `memory` bytes: a multiple of K (the sampler
+    keeps a puzzle's rollouts together) and never less than one puzzle."""
+    per_row = bytes_per_row(cfg, D, **record)
+    return max(K, (memory // per_row) // K * K)
+
+
+# -- verifying predictions ----------------------------------------------------------------------
+
+@dataclass
+class Verdict:
+    valid: bool
+    violations: list[Violation]
+    solution: Solution
+
+
+class Verifier:
+    """Decode + verify predictions for one puzzle, once per distinct token sequence."""
+
+    def __init__(self, codec: Codec, puzzle: Puzzle, family: Family):
+        self.codec, self.puzzle, self.family = codec, puzzle, family
+        self._cache: dict[bytes, Verdict] = {}
+
+    def __call__(self, tokens) -> Verdict:
+        arr = np.ascontiguousarray(np.asarray(tokens, dtype=np.int64))
+        key = arr.tobytes()
+        hit = self._cache.get(key)
+        if hit is None:
+            solution = self.codec.decode(self.puzzle, arr, self.family)
+            violations = list(self.codec.verify(self.puzzle, solution))
+            hit = self._cache[key] = Verdict(not violations, violations, solution)
+        return hit
+
+    def valid(self, preds: torch.Tensor) -> torch.Tensor:
+        """[K, L] predictions -> [K] bool rules verdicts."""
+        rows = preds.cpu().numpy()
+        return torch.tensor([self(r).valid for r in rows], dtype=torch.bool)
+
+    def __len__(self) -> int:
+        """Distinct predictions decoded and verified so far."""
+        return len(self._cache)
+
+    def answers(self, preds: torch.Tensor) -> torch.Tensor:
+        """[K, L] predictions -> [K, rows*cols] decoded answers. Selecting by mode and counting
+        agreement compare these, not raw tokens: tokens on cells that are not part of the
+        answer (sudoku's padding, givens) may differ between rollouts that give the same answer."""
+        rows = preds.cpu().numpy()
+        return torch.stack([torch.as_tensor(self(r).solution.grid.reshape(-1).astype(np.int64))
+                            for r in rows])
+
+
+def valid_matrix(verifiers: list[Verifier], preds: torch.Tensor) -> torch.Tensor:
+    """[P, K, L] predictions, one verifier per puzzle -> [P, K] bool."""
+    if len(verifiers) == 0:
+        return torch.zeros(preds.shape[:2], dtype=torch.bool)
+    return torch.stack([v.valid(p) for v, p in zip(verifiers, preds)])
+
+
+# -- solving one puzzle -------------------------------------------------------------------------
+
+def wave_seed(seed: int, wave: int) -> int:
+    """Wave 0 keeps the run's seed; later waves get independent 62-bit seeds derived from it."""
+    if wave == 0:
+        return int(seed)
+    h = hashlib.blake2b(f"ptrm-wave:{int(seed)}:{wave}".encode(), digest_size=8).digest()
+    return int.from_bytes(h, "little") >> 2
+
+
+@dataclass
+class SolveResult:
+    codec: Codec
+    puzzle: Puzzle
+    solution: Solution
+    valid: bool
+    violations: list[Violation]
+    q: float
+    confidence: float
+    agree: int
+    rollouts: int            # rollouts actually run (< K after an early stop)
+    valid_rollouts: int      # how many of them satisfy the rules
+    distinct: int            # distinct decoded answers among them
+    waves: int
+    stopped_early: bool
+    chosen: int              # index of the chosen rollout
+    time_s: float
+    preds: torch.Tensor = field(repr=False)  # [rollouts, L]
+    q_all: torch.Tensor = field(repr=False)  # [rollouts]
+
+
+def solve_puzzle(loaded: LoadedModel, codec: Codec, puzzle: Puzzle, family: Family, *,
+                 K: int, D: int, sigma: float, perturb: str = "z", seed: int = 0,
+                 selector: str = "verified", early_stop: bool = True, wave: int | None = None,
+                 chunk_rows: int | None = None,
+                 on_wave: Callable[[int, int], None] | None = None) -> SolveResult:
+    """K rollouts (in waves of `wave`), then one answer by `selector`. With the verified
+    selector and `early_stop`, stops after the first wave holding a rules-valid rollout.
+    `on_wave(done, K)` reports progress."""
+    from .engine import metrics
+    from .engine.sampler import SamplerConfig, sample
+
+    if selector not in SELECTORS:
+        raise PtrmError(f"unknown selector {selector!r} (choose from {', '.join(SELECTORS)})")
+    t0 = time.perf_counter()
+    tokens = torch.as_tensor(codec.encode(puzzle, family=family), dtype=torch.long)[None]
+    verifier = Verifier(codec, puzzle, family)
+    wave = K if wave is None else max(1, min(int(wave), K))
+    preds, qs, valids = [], [], []
+    done, w, stopped = 0, 0, False
+    while done < K:
+        k = min(wave, K - done)
+        cfg = SamplerConfig(K=k, D=D, sigma=sigma, perturb=perturb, chunk_rows=chunk_rows)
+        out = sample(loaded.model, tokens, cfg, seed=wave_seed(seed, w))
+        preds.append(out.preds[0])
+        qs.append(out.q[0])
+        valids.append(verifier.valid(out.preds[0]))
+        done, w = done + k, w + 1
+        if on_wave is not None:
+            on_wave(done, K)
+        if early_stop and selector == "verified" and bool(valids[-1].any()) and done < K:
+            stopped = True
+            break
+    P, Q, V = torch.cat(preds), torch.cat(qs), torch.cat(valids)
+    A = verifier.answers(P)
+    chosen = int(metrics.select(A[None], Q[None], selector, V[None])[0])
+    verdict = verifier(P[chosen].numpy())
+    q = float(Q[chosen])
+    return SolveResult(
+        codec=codec, puzzle=puzzle, solution=verdict.solution, valid=verdict.valid,
+        violations=verdict.violations, q=q, confidence=_sigmoid(q),
+        agree=int(metrics.agreement(A[None], torch.tensor([chosen]))[0]), rollouts=done,
+        valid_rollouts=int(V.sum()), distinct=len(torch.unique(A, dim=0)), waves=w,
+        stopped_early=stopped, chosen=chosen, time_s=time.perf_counter() - t0, preds=P, q_all=Q)
+
+
+def _sigmoid(x: float) -> float:
+    return 1 / (1 + math.exp(-x)) if x >= 0 else math.exp(x) / (1 + math.exp(x))
+
+
+def to_json(obj, indent: int = 1) -> str:
+    """JSON with nested containers indented but lists of plain values (grid rows, cell
+    coordinates, per-step curves) kept on one line, so a solution grid reads as a grid."""
+    def flat(x):
+        return isinstance(x, list) and all(not isinstance(v, (list, dict)) for v in x)
+
+    def write(x, level):
+        pad, inner = " " * (indent * level), " " * (indent * (level + 1))
+        if isinstance(x, dict) and x:
+            items = [f"{inner}{json.dumps(str(k))}: {write(v, level + 1)}" for k, v in x.items()]
+            return "{\n" + ",\n".join(items) + "\n" + pad + "}"
+        if isinstance(x, (list, tuple)) and x and not flat(list(x)):
+            return "[\n" + ",\n".join(inner + write(v, level + 1) for v in x) + "\n" + pad + "]"
+        return json.dumps(list(x) if isinstance(x, tuple) else x)
+
+    return write(obj, 0)

@@ -1,0 +1,246 @@
+"""`ptrm eval` end to end on a tiny dataset with a tiny random model: report, tables, plots,
+the golden split from the ppbench wheel, and clear errors."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from ptrm_cli import evaluate, solver
+from ptrm_cli.app import app
+from ptrm_cli.engine.data import Split, write_dataset
+from ptrm_cli.engine.model import flops_per_step
+
+import pzpr_oracle
+from fixtures_models import golden_examples, installed_codecs, save_tiny_checkpoint, tiny_config
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
+@pytest.fixture(scope="module")
+def sudoku():
+    codecs = installed_codecs()
+    if "sudoku" not in codecs:
+        pytest.skip("codec 'sudoku' is not installed")
+    found = golden_examples(["sudoku"], n=3)
+    if not found:
+        pytest.skip("PPBench golden set not found")
+    return codecs["sudoku"], [rec for _, rec in found]
+
+
+@pytest.fixture(scope="module")
+def ckpt(tmp_path_factory):
+    from ptrm_codecs.families import PPBENCH
+
+    return save_tiny_checkpoint(tmp_path_factory.mktemp("model") / "tiny", PPBENCH.vocab)
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory, sudoku):
+    """A 'val' split of 5 rows: three golden sudokus, one of them also rotated (transform 1),
+    and one with every cell given (rules-valid whatever the model says, never label-correct)."""
+    from ptrm_cli.codec import Puzzle
+
+    codec, records = sudoku
+    family = codec.family()
+    puzzles, rows = [], []
+    for rec in records:
+        p, s = codec.from_record(rec)
+        puzzles.append({"type": "sudoku", "key": codec.key(p), "text": codec.to_url(p)})
+        rows.append((p, s, len(puzzles) - 1, 0))
+    p, s = codec.from_record(records[0])
+    pt, st = codec.transform(p, s, 1)
+    rows.append((pt, st, 0, 1))
+    full = Puzzle("sudoku", 9, 9, s.grid.copy())
+    puzzles.append({"type": "sudoku", "key": codec.key(full), "text": codec.to_url(full)})
+    rows.append((full, s, len(puzzles) - 1, 0))
+    split = Split(
+        inputs=np.stack([codec.encode(p, family=family) for p, *_ in rows]),
+        labels=np.stack([codec.encode_label(p, s, family=family) for p, s, *_ in rows]),
+        type=np.zeros(len(rows)), puzzle=np.array([j for *_, j, _ in rows]),
+        transform=np.array([t for *_, t in rows]), puzzle_id=np.zeros(len(rows)),
+        puzzles=puzzles)
+    out = tmp_path_factory.mktemp("data") / "tiny"
+    return write_dataset(out, vocab=family.vocab, seq_len=100, types=["sudoku"],
+                         splits={"val": split})
+
+
+def ptrm(*args):
+    r = CliRunner().invoke(app, [str(a) for a in args])
+    assert "Traceback" not in r.output, r.output
+    assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
+    return r
+
+
+# -- end to end ---------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def report(ckpt, dataset, tmp_path_factory):
+    out = tmp_path_factory.mktemp("eval") / "out"
+    r = ptrm("eval", "--split", "val", "--data", dataset, "-c", ckpt, "--K", 4, "--D", 2,
+             "--sigma", "0,0.5", "--seeds", 2, "--out", out, "--json")
+    assert r.exit_code == 0, r.output
+    return json.loads(r.stdout), out
+
+
+def test_eval_writes_report_and_plots(report):
+    rep, out = report
+    assert json.loads((out / "report.json").read_text())["format"] == evaluate.FORMAT
+    for name in ("width_scaling", "sigma_sweep", "q_steps"):
+        path = out / f"{name}.png"
+        assert path.read_bytes()[:8] == PNG and path.stat().st_size > 5000, name
+        assert rep["files"][name] == str(path)
+
+
+def test_eval_report_contents(report, ckpt):
+    rep, _ = report
+    assert rep["split"]["n"] == 5 and rep["split"]["types"] == {"sudoku": 5}
+    assert rep["settings"] == {**rep["settings"], "K": 4, "D": 2, "sigmas": [0.0, 0.5],
+                               "seeds": [0, 1], "det_D": [2, 8]}
+    assert rep["groups"] == ["sudoku", "aggregate"]
+    fps = flops_per_step(tiny_config(294))
+    assert rep["model"]["flops_per_step"] == fps
+    det_d, det_eq = rep["deterministic"]
+    assert (det_d["D"], det_d["equal_compute"]) == (2, False)
+    assert (det_eq["D"], det_eq["equal_compute"]) == (8, True)
+    assert det_eq["flops_per_puzzle"] == 8 * fps == rep["ptrm"][0]["flops_per_puzzle"]
+    for run in rep["ptrm"]:
+        assert run["cost_per_puzzle_usd"] == pytest.approx(run["time_per_puzzle_s"] * 2.5 / 3600)
+        assert [r["seed"] for r in run["runs"]] == [0, 1]
+        for r in run["runs"]:
+            for g in rep["groups"]:
+                for judge in ("label", "rules"):
+                    m = r["groups"][g][judge]
+                    assert all(m["pass"] >= m[k] for k in evaluate.METRICS), (g, judge, m)
+        agg = run["summary"]["aggregate"]
+        # the fully given sudoku satisfies the rules in every rollout but never matches its label
+        assert agg["rules"]["pass"]["mean"] >= 1 / 5
+        assert agg["rules"]["verified"]["mean"] == agg["rules"]["pass"]["mean"]
+        lo, hi = agg["label"]["best_q"]["wilson"]
+        assert 0 <= lo <= agg["label"]["best_q"]["mean"] <= hi <= 1
+    # sigma = 0: every rollout is the deterministic TRM at the same depth
+    det_rules = det_d["groups"]["aggregate"]["rules"]["acc"]
+    assert rep["ptrm"][0]["summary"]["aggregate"]["rules"]["best_q"]["mean"] == det_rules
+    det_per_puzzle = [float(v) for v in det_d["per_puzzle"]["rules"]]
+    assert rep["ptrm"][0]["per_puzzle"]["rules"]["best_q"] == det_per_puzzle
+    w = rep["width_curve"]
+    assert w["ks"] == [1, 2, 4] and w["sigma"] == 0.0
+    assert set(w["metrics"]) == {"pass", "best_q", "mode", "verified"}
+    q = rep["q_steps"]
+    assert q["steps"] == [1, 2] and q["incorrect"]["n"] + q["correct"]["n"] == 5 * 4
+
+
+def test_eval_tables(ckpt, dataset, tmp_path):
+    r = ptrm("eval", "--split", "val", "--data", dataset, "-c", ckpt, "--K", 2, "--D", 1,
+             "--seeds", 1, "--out", tmp_path / "o", "--no-plots")
+    assert r.exit_code == 0, r.output
+    text = r.stdout
+    for s in ("label match", "rules verifier", "best-Q", "verified", "TRM D=1", "TRM D=2*",
+              "aggregate", "95% CI", "compute per puzzle", "H100", "report.json"):
+        assert s in text, s
+    assert not (tmp_path / "o" / "width_scaling.png").exists()
+
+
+def test_eval_dataset_folder_picks_val_and_one_sigma_skips_the_sweep_plot(ckpt, dataset, tmp_path):
+    r = ptrm("eval", "--split", dataset, "-c", ckpt, "--K", 2, "--D", 1, "--seeds", 1,
+             "--det-D", 1, "--limit", 3, "--out", tmp_path, "--json")
+    assert r.exit_code == 0, r.output
+    rep = json.loads(r.stdout)
+    assert rep["split"]["name"] == "val" and rep["split"]["n"] == 3
+    assert [d["D"] for d in rep["deterministic"]] == [1]
+    assert set(rep["files"]) == {"width_scaling", "q_steps", "report"}
+
+
+def test_eval_golden_from_the_ppbench_wheel(ckpt, tmp_path):
+    try:
+        path = evaluate.golden_path()
+    except Exception as e:  # noqa: BLE001
+        pytest.skip(f"ppbench wheel: {e}")
+    assert path.name == "golden_300.jsonl"
+    r = ptrm("eval", "--split", "golden", "-c", ckpt, "--K", 2, "--D", 1, "--seeds", 1,
+             "--det-D", 1, "--limit", 2, "--no-plots", "--out", tmp_path, "--json")
+    assert r.exit_code == 0, r.output
+    rep = json.loads(r.stdout)
+    assert rep["split"]["name"] == "golden" and rep["split"]["n"] == 2
+
+
+def test_golden_filter_is_the_papers_61(ckpt):
+    path, why = pzpr_oracle.find_golden()
+    if path is None:
+        pytest.skip(why)
+    loaded = solver.load_model(ckpt, "cpu")
+    ev = evaluate.load_ppbench_jsonl(path, loaded)
+    paper = {"sudoku": 15, "lightup": 8, "nurikabe": 9, "heyawake": 7, "tapa": 10, "shakashaka": 12}
+    installed = {t: n for t, n in paper.items() if t in installed_codecs()}
+    # puzzles the vocabulary cannot encode (a tapa '?' clue) are reported, not dropped silently
+    unusable = [u["type"] for u in ev.unusable]
+    assert all(u["reason"] and u["line"] for u in ev.unusable)
+    assert {t: ev.types.count(t) + unusable.count(t) for t in installed} == installed
+    assert set(ev.skipped) == set(paper) - set(installed)
+    if len(installed) == 6:
+        assert len(ev) + len(unusable) == 61
+        assert "aggregate_excl_shakashaka" in evaluate.groups_of(ev)
+    # labels satisfy every codec's rules: decode(label) verifies
+    for v, lab in zip(ev.verifiers, ev.labels):
+        assert v(lab.numpy()).valid, v.codec.name
+
+
+# -- pieces ----------------------------------------------------------------------------------------
+
+def test_score_ignores_label_pad_for_mode():
+    labels = torch.tensor([[1, 2, 0]])
+    # rollouts 0 and 2 give the same answer with different junk in the ignored position
+    preds = torch.tensor([[[1, 2, 5], [3, 3, 0], [1, 2, 7], [3, 3, 0]]])
+    q = torch.tensor([[0.0, 0.1, 0.0, 0.2]])
+    valid = torch.zeros(1, 4, dtype=torch.bool)
+    s = evaluate.score(preds, q, labels, valid)
+    assert s["label"]["pass"].tolist() == [True]
+    assert s["label"]["best_q"].tolist() == [False]
+    # [1,2,*] x2 vs [3,3,0] x2: tie on count; the mean Q decides ([3,3,0]) — not 3 separate answers
+    assert s["label"]["mode"].tolist() == [False]
+    q2 = torch.tensor([[0.5, 0.1, 0.5, 0.2]])
+    assert evaluate.score(preds, q2, labels, valid)["label"]["mode"].tolist() == [True]
+
+
+# -- user mistakes ---------------------------------------------------------------------------------
+
+def bad(*args, match):
+    r = ptrm(*args)
+    assert r.exit_code == 2, (r.exit_code, r.output)
+    assert match.lower() in " ".join(r.output.split()).lower(), r.output
+    return r
+
+
+def test_eval_errors(ckpt, dataset, tmp_path):
+    bad("eval", "--split", "val", "-c", ckpt, match="--data")
+    bad("eval", "--split", tmp_path / "missing.jsonl", "-c", ckpt, match="not golden")
+    bad("eval", "--split", "val", "--data", tmp_path, "-c", ckpt, match="not a ptrm dataset")
+    bad("eval", "--split", "test", "--data", dataset, "-c", ckpt, match="no split 'test'")
+    bad("eval", "--split", dataset, "-c", ckpt, "--sigma", "abc", match="--sigma")
+    bad("eval", "--split", dataset, "-c", ckpt, "--det-D", "0", match="--det-D")
+    bad("eval", "--split", dataset, "-c", tmp_path / "nope", match="no such file")
+    junk = tmp_path / "junk.jsonl"
+    junk.write_text('{"pid": "sudoku"\n')
+    bad("eval", "--split", junk, "-c", ckpt, match="junk.jsonl:1")
+    other = tmp_path / "other.jsonl"
+    other.write_text('{"pid": "slither", "width": 10, "height": 10}\n')
+    bad("eval", "--split", other, "-c", ckpt, match="no puzzles")
+
+
+def test_eval_checkpoint_of_another_vocabulary(dataset, tmp_path):
+    from ptrm_cli.vocab import PAD, Vocab
+
+    maze = save_tiny_checkpoint(tmp_path / "maze", Vocab("maze", (PAD, "wall", "open")))
+    bad("eval", "--split", dataset, "-c", maze, match="vocabulary")

@@ -1,0 +1,352 @@
+"""`ptrm solve` end to end with a tiny random model: every input format of every built-in codec,
+exit codes, the JSON schema, early stop, and one clear message for every user mistake."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from ptrm_cli import solver
+from ptrm_cli.app import app
+from ptrm_cli.vocab import PAD, Vocab
+
+import pzpr_oracle
+from fixtures_models import GOLDEN_SIZES, golden_examples, installed_codecs, save_tiny_checkpoint
+
+TYPES = tuple(GOLDEN_SIZES)
+SCHEMA = {"type": str, "solved": bool, "valid": bool, "violations": list, "solution": dict,
+          "confidence": float, "q": float, "agree": int, "K": int, "D": int, "sigma": float,
+          "seed": int, "selector": str, "time_s": float, "checkpoint": str}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
+@pytest.fixture(scope="module")
+def ckpt(tmp_path_factory):
+    from ptrm_codecs.families import PPBENCH
+
+    return save_tiny_checkpoint(tmp_path_factory.mktemp("model") / "tiny", PPBENCH.vocab)
+
+
+def ptrm(*args, input=None):
+    result = CliRunner().invoke(app, [str(a) for a in args], input=input)
+    assert "Traceback" not in result.output, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), \
+        repr(result.exception)
+    return result
+
+
+def solve_json(ckpt, *args, input=None):
+    r = ptrm("solve", *args, "-c", ckpt, "--K", 3, "--D", 1, "--json", input=input)
+    assert r.exit_code in (0, 1), r.output
+    out = json.loads(r.stdout)
+    for key, typ in SCHEMA.items():
+        assert isinstance(out[key], typ), (key, out[key])
+    assert out["solved"] == out["valid"] == (r.exit_code == 0)
+    assert out["valid"] == (not out["violations"])
+    assert 0 <= out["confidence"] <= 1 and 1 <= out["agree"] <= out["rollouts"] <= out["K"]
+    assert set(out["solution"]) == {"pzprv3", "grid", "url"}
+    return r, out
+
+
+# -- every format of every built-in codec -------------------------------------------------------
+
+def formats_of(pid: str, record: dict) -> dict[str, str]:
+    """The puzzle of a golden record in each text format its codec reads."""
+    codec = installed_codecs()[pid]
+    puzzle, solution = codec.from_record(record)
+    rows = puzzle.rows
+    texts = {"url": codec.to_url(puzzle), "pzprv3": codec.to_pzprv3(puzzle),
+             "pzprv3+answer": codec.to_pzprv3(puzzle, solution),
+             "record": json.dumps(record)}
+    body = codec.to_pzprv3(puzzle).splitlines()
+    if pid == "sudoku":
+        texts["line"] = codec.to_line(puzzle)
+        texts["grid"] = "\n".join(texts["line"][i * 9:(i + 1) * 9] for i in range(9))
+    elif pid == "heyawake":  # room ids, a blank line, clues
+        ids, clues = body[5:5 + rows], body[5 + rows:5 + 2 * rows]
+        texts["grid"] = "heyawake\n" + "\n".join(ids) + "\n\n" + "\n".join(clues)
+    else:  # the pzprv3 grid without its header, after a line naming the type
+        texts["grid"] = pid + "\n" + "\n".join(body[4:4 + rows])
+    return texts
+
+
+def format_params():
+    path, why = pzpr_oracle.find_golden()
+    if path is None:
+        return [pytest.param(None, None, marks=pytest.mark.skip(reason=why))]
+    codecs = installed_codecs()
+    out = []
+    for pid in TYPES:
+        names = ["url", "pzprv3", "pzprv3+answer", "record", "grid"]
+        names += ["line"] if pid == "sudoku" else []
+        why = f"codec {pid!r} not installed yet"
+        mark = [] if pid in codecs else [pytest.mark.skip(reason=why)]
+        out += [pytest.param(pid, f, marks=mark, id=f"{pid}-{f}") for f in names]
+    return out
+
+
+@pytest.mark.parametrize("pid,fmt", format_params())
+def test_solve_every_format(ckpt, tmp_path, pid, fmt):
+    (_, record), = golden_examples([pid])
+    text = formats_of(pid, record)[fmt]
+    f = tmp_path / "puzzle.txt"
+    f.write_text(text + "\n")
+    _, out = solve_json(ckpt, f)
+    assert out["type"] == pid and out["K"] == 3 and out["D"] == 1 and out["selector"] == "verified"
+    rows, cols = GOLDEN_SIZES[pid]
+    assert np.asarray(out["solution"]["grid"]).shape == (rows, cols)
+    assert out["format"] == fmt.split("+")[0].replace("line", "grid")
+    # only an input that carries a complete answer has one to compare with
+    assert (out["matches_answer"] is None) == (fmt not in ("pzprv3+answer", "record"))
+    # the written solution is pzprv3 text the same codec reads back
+    if out["solution"]["pzprv3"] is not None:
+        codec = installed_codecs()[pid]
+        assert codec.parse(out["solution"]["pzprv3"]).puzzle.rows == rows
+
+
+# -- inputs, exit codes, selection -------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def sudoku():
+    codecs = installed_codecs()
+    if "sudoku" not in codecs:
+        pytest.skip("codec 'sudoku' is not installed")
+    found = golden_examples(["sudoku"])
+    if not found:
+        pytest.skip("PPBench golden set not found")
+    codec = codecs["sudoku"]
+    puzzle, solution = codec.from_record(found[0][1])
+    full = "".join(str(v) for v in solution.grid.reshape(-1))  # every cell given: always valid
+    return codec, puzzle, full
+
+
+def test_url_argument_stdin_and_inline_text(ckpt, sudoku):
+    codec, puzzle, _ = sudoku
+    url = codec.to_url(puzzle)
+    _, a = solve_json(ckpt, url)
+    _, b = solve_json(ckpt, "-", input=url + "\n")
+    _, c = solve_json(ckpt, codec.to_line(puzzle))
+    assert a["source"] == "URL" and b["source"] == "<stdin>" and c["source"] == "<argument>"
+    assert a["solution"] == b["solution"] == c["solution"]  # same puzzle, same seed
+
+
+def test_same_seed_same_answer(ckpt, sudoku):
+    codec, puzzle, _ = sudoku
+    line = codec.to_line(puzzle)
+    _, a = solve_json(ckpt, line, "--sigma", 1.0, "--seed", 3)
+    _, b = solve_json(ckpt, line, "--sigma", 1.0, "--seed", 3)
+    assert (a["q"], a["solution"]) == (b["q"], b["solution"])
+
+
+def test_exit_0_on_a_valid_solution_with_early_stop(ckpt, sudoku):
+    *_, full = sudoku
+    r = ptrm("solve", full, "-c", ckpt, "--K", 8, "--D", 1, "--wave", 2, "--json")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert out["solved"] and out["valid"] and out["violations"] == []
+    assert out["rollouts"] == 2 and out["stopped_early"] and out["K"] == 8
+    r = ptrm("solve", full, "-c", ckpt, "--K", 4, "--D", 1, "--wave", 2, "--no-early-stop",
+             "--json")
+    assert r.exit_code == 0 and json.loads(r.stdout)["rollouts"] == 4
+
+
+def test_memory_budget_caps_the_wave(ckpt, sudoku):
+    codec, puzzle, _ = sudoku
+    r = ptrm("solve", codec.to_url(puzzle), "-c", ckpt, "--K", 3, "--D", 1, "--memory", "1KB",
+             "--json")
+    out = json.loads(r.stdout)
+    assert r.exit_code == 1 and out["waves"] == 3 and out["rollouts"] == 3
+
+
+def test_exit_1_when_no_rollout_satisfies_the_rules(ckpt, sudoku):
+    codec, puzzle, _ = sudoku
+    r = ptrm("solve", codec.to_url(puzzle), "-c", ckpt, "--K", 3, "--D", 1)
+    assert r.exit_code == 1
+    assert "no rules-valid solution" in r.stdout and "K=3 D=1 sigma=0.2" in r.stdout
+    assert "device=cpu" in r.stdout and "rollouts agree" in r.stdout
+
+
+def test_agreement_compares_answers_not_tokens(ckpt, sudoku):
+    # every cell given: the rollouts' tokens differ, their decoded answers cannot
+    *_, full = sudoku
+    r = ptrm("solve", full, "-c", ckpt, "--K", 4, "--D", 1, "--sigma", 1.0, "--json")
+    out = json.loads(r.stdout)
+    assert out["agree"] == 4 and out["distinct_answers"] == 1 and out["valid_rollouts"] == 4
+    r = ptrm("solve", full, "-c", ckpt, "--K", 4, "--D", 1)
+    assert r.exit_code == 0
+    assert "solved" in r.stdout and "4/4 rollouts agree" in r.stdout and "confidence" in r.stdout
+
+
+@pytest.mark.parametrize("selector", solver.SELECTORS)
+def test_every_selector(ckpt, sudoku, selector):
+    codec, puzzle, _ = sudoku
+    r = ptrm("solve", codec.to_url(puzzle), "-c", ckpt, "--K", 4, "--D", 1, "--sigma", 1.0,
+             "--select", selector, "--json")
+    assert r.exit_code == 1 and json.loads(r.stdout)["selector"] == selector
+
+
+def test_best_q_selection_reports_the_max_q_rollout(ckpt, sudoku):
+    codec, puzzle, _ = sudoku
+    loaded = solver.load_model(ckpt, "cpu")
+    family = solver.family_for(codec, loaded)
+    res = solver.solve_puzzle(loaded, codec, puzzle, family, K=6, D=1, sigma=1.0,
+                              selector="best_q", wave=2)
+    assert res.rollouts == 6 and res.waves == 3 and not res.stopped_early
+    assert res.q == pytest.approx(float(res.q_all.max()))
+    # waves draw fresh noise: the three waves are not copies of each other
+    assert len(set(res.q_all.tolist())) > 2
+
+
+def test_one_wave_is_exactly_the_sampler(ckpt, sudoku):
+    from ptrm_cli.engine.sampler import SamplerConfig, sample
+
+    codec, puzzle, _ = sudoku
+    loaded = solver.load_model(ckpt, "cpu")
+    family = solver.family_for(codec, loaded)
+    res = solver.solve_puzzle(loaded, codec, puzzle, family, K=4, D=2, sigma=0.5, seed=5,
+                              selector="best_q")
+    tokens = torch.as_tensor(codec.encode(puzzle, family=family))[None]
+    ref = sample(loaded.model, tokens, SamplerConfig(K=4, D=2, sigma=0.5), seed=5)
+    assert torch.equal(res.q_all, ref.q[0]) and torch.equal(res.preds, ref.preds[0])
+
+
+# -- user mistakes: one message, exit code 2, no traceback -------------------------------------
+
+@pytest.fixture(scope="module")
+def other_family_ckpt(tmp_path_factory):
+    vocab = Vocab("maze", (PAD, "wall", "open", "start", "goal", "path"))
+    return save_tiny_checkpoint(tmp_path_factory.mktemp("maze") / "m", vocab, seq_len=900 // 9)
+
+
+def bad(*args, match: str, input=None):
+    r = ptrm(*args, input=input)
+    assert r.exit_code == 2, (r.exit_code, r.output)
+    assert match.lower() in " ".join(r.output.split()).lower(), r.output  # Rich wraps lines
+    return r
+
+
+def test_bad_inputs(ckpt, sudoku, tmp_path):
+    codec, puzzle, _ = sudoku
+    good = codec.to_url(puzzle)
+    bad("solve", tmp_path / "missing.txt", "-c", ckpt, match="no such file")
+    bad("solve", tmp_path, "-c", ckpt, match="is a directory")
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    bad("solve", empty, "-c", ckpt, match="empty input")
+    junk = tmp_path / "junk.txt"
+    junk.write_text("hello world\nthis is not a puzzle\n")
+    bad("solve", junk, "-c", ckpt, match="cannot tell the puzzle type")
+    binary = tmp_path / "x.bin"
+    binary.write_bytes(b"\x00\x01\x02\xff")
+    bad("solve", binary, "-c", ckpt, match="binary")
+    bad("solve", "https://example.com/puzzle.txt", "-c", ckpt, match="not a puzzle URL")
+    bad("solve", "https://puzz.link/p?nosuchtype/9/9/abc", "-c", ckpt, match="unknown puzzle type")
+    bad("solve", good, "-c", ckpt, "--codec", "nosuchtype", match="unknown puzzle type")
+    bad("solve", "-", "-c", ckpt, input='{"pid": "sudoku", "oops": 1', match="not valid JSON")
+    bad("solve", "-", "-c", ckpt, input='{"oops": 1}', match="puzzle type")
+    short = tmp_path / "short.txt"
+    short.write_text("sudoku\n123\n456\n")
+    bad("solve", short, "-c", ckpt, match="short.txt")
+
+
+def test_a_puzzle_larger_than_the_models_grid(ckpt):
+    if "lightup" not in installed_codecs():
+        pytest.skip("codec 'lightup' is not installed")
+    big = [r for r in pzpr_oracle.golden_by_type("lightup") if r.get("width", 0) > 10]
+    if not big:
+        pytest.skip("PPBench golden set not found")
+    bad("solve", big[0]["puzzlink_url"], "-c", ckpt, match="does not fit the ppbench family")
+
+
+def test_bad_checkpoints(ckpt, sudoku, tmp_path, other_family_ckpt, monkeypatch):
+    codec, puzzle, _ = sudoku
+    good = codec.to_url(puzzle)
+    bad("solve", good, "-c", tmp_path / "nope", match="no such file")
+    (tmp_path / "empty_dir").mkdir()
+    bad("solve", good, "-c", tmp_path / "empty_dir", match="not a ptrm checkpoint")
+    notckpt = tmp_path / "weights.bin"
+    notckpt.write_text("not a checkpoint")
+    bad("solve", good, "-c", notckpt, match="not a checkpoint")
+    bad("solve", good, "-c", other_family_ckpt, match="cannot encode for a 'maze' model")
+    import ptrm_cli.models
+
+    monkeypatch.setattr(ptrm_cli.models, "default_checkpoint", lambda: None)
+    r = bad("solve", good, match="--checkpoint")
+    assert "no bundled checkpoint" in r.output
+
+
+def test_bad_options(ckpt, sudoku):
+    codec, puzzle, _ = sudoku
+    good = codec.to_url(puzzle)
+    bad("solve", good, "-c", ckpt, "--perturb", "x", match="--perturb")
+    bad("solve", good, "-c", ckpt, "--select", "oracle", match="--select")
+    bad("solve", good, "-c", ckpt, "--K", 0, match="--K")
+    bad("solve", good, "-c", ckpt, "--sigma", -1, match="--sigma")
+    bad("solve", good, "-c", ckpt, "--memory", "lots", match="--memory")
+    bad("solve", good, "-c", ckpt, "--device", "tpu", match="--device")
+
+
+# -- helpers ------------------------------------------------------------------------------------
+
+def test_default_checkpoint_helper(tmp_path, monkeypatch):
+    import ptrm_cli.models as models
+
+    monkeypatch.setattr(models, "DEFAULT_DIR", tmp_path)
+    assert models.default_checkpoint() is None
+    for name in models.FILES:
+        (tmp_path / name).write_text("{}")
+    assert models.default_checkpoint() == tmp_path
+
+
+@pytest.mark.parametrize("text,expected", [("2GB", 2 << 30), ("512MiB", 512 << 20),
+                                           ("1.5g", 3 << 29), ("1000", 1000), ("auto", None),
+                                           (None, None)])
+def test_parse_memory(text, expected):
+    assert solver.parse_memory(text) == expected
+
+
+def test_chunk_rows_hold_whole_puzzles():
+    from fixtures_models import tiny_config
+
+    cfg = tiny_config(294)
+    assert solver.plan_chunk_rows(cfg, 100, 16, 1) == 100  # never less than one puzzle
+    rows = solver.plan_chunk_rows(cfg, 7, 16, 64 << 20)
+    assert rows % 7 == 0 and rows > 7
+    assert solver.plan_chunk_rows(cfg, 7, 16, 64 << 20, record_latents=True) <= rows
+
+
+def test_verifier_caches_per_distinct_prediction(sudoku):
+    codec, puzzle, _ = sudoku
+    family = codec.family()
+    calls = []
+    real = codec.verify
+
+    class Spy:
+        def __getattr__(self, name):
+            return getattr(codec, name)
+
+        def verify(self, p, s):
+            calls.append(1)
+            return real(p, s)
+
+    v = solver.Verifier(Spy(), puzzle, family)
+    tokens = codec.encode(puzzle, family=family)
+    preds = torch.as_tensor(np.stack([tokens, tokens, tokens + 0]))
+    assert v.valid(preds).tolist() == [False] * 3
+    assert len(calls) == 1 and len(v) == 1
+
+
+def test_json_writer_keeps_rows_on_one_line():
+    text = solver.to_json({"grid": [[1, 2], [3, 4]], "v": [{"c": [0, 1]}], "e": {}, "n": None})
+    assert "[1, 2]" in text and json.loads(text)["grid"] == [[1, 2], [3, 4]]
