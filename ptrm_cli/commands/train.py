@@ -1,12 +1,92 @@
-"""`ptrm train`: the TRM training recipe."""
+"""`ptrm train`: the TRM training recipe (docs/TRAINING.md)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import typer
 
+from ..console import console, err_console
 from ..errors import PtrmError
 
 
-def train(config: str = typer.Argument(..., help="YAML config file.")):
-    """Train a TRM."""
-    raise PtrmError("`ptrm train` needs the TRM engine, which is not built yet")
+def train(
+    config: str = typer.Argument(..., help="YAML config file (see examples/configs/)."),
+    set_: list[str] = typer.Option([], "--set", "-s", metavar="KEY=VALUE",
+                                   help="Override a config value, dotted and repeatable: "
+                                        "--set train.lr=3e-4 --set data.path=data/ppbench"),
+    resume: bool = typer.Option(False, "--resume",
+                                help="Continue the run in run_dir from its last checkpoint "
+                                     "(exactly: same step, optimizer, data position)."),
+    init_from: str = typer.Option(None, "--init-from", metavar="CKPT_DIR",
+                                  help="Warm start a new run from a checkpoint folder: weights, "
+                                       "EMA and step; fresh optimizer moments."),
+    gpus: int = typer.Option(None, "--gpus", min=1,
+                             help="GPUs on this machine. More than one launches torchrun with "
+                                  "one process per GPU (DistributedDataParallel)."),
+    device: str = typer.Option(None, "--device", help="cpu | cuda | cuda:N (default: config)"),
+):
+    """Train a TRM: deep supervision, ACT halting, EMA, AdamATan2.
+
+    Writes RUN_DIR/config.resolved.yaml, RUN_DIR/log.jsonl and RUN_DIR/checkpoints/step_N
+    (with `last` and `best` links). Ctrl-C saves a checkpoint at the end of the current step;
+    `--resume` continues from it.
+    """
+    if gpus is not None and gpus > 1 and int(os.environ.get("WORLD_SIZE", "1")) == 1:
+        raise typer.Exit(_launch_torchrun(gpus, config, set_, resume, init_from))
+    if gpus is not None and device is None:
+        device = "cuda"
+    from ..engine.train import Stop, train as run
+
+    try:
+        result = run(config, set_, resume=resume, init_from=init_from, device=device)
+    except Stop as e:
+        err_console.print(f"[yellow]{e}[/]; continue with: ptrm train {config} --resume",
+                          highlight=False)
+        raise typer.Exit(130)
+    if int(os.environ.get("RANK", "0")) == 0:
+        _summary(result)
+
+
+def _launch_torchrun(gpus: int, config: str, sets: list[str], resume: bool,
+                     init_from: str | None) -> int:
+    """One process per GPU via PyTorch's own launcher, with NVLink multicast off (our GPU hosts
+    need NCCL_NVLS_ENABLE=0 and TORCH_SYMM_MEM_DISABLE_MULTICAST=1)."""
+    import torch
+
+    from ..engine.train import DIST_ENV
+
+    have = torch.cuda.device_count()
+    if have < gpus:
+        raise PtrmError(f"--gpus {gpus}: this machine has {have} CUDA device(s)")
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
+           f"--nproc-per-node={gpus}", "-m", "ptrm_cli.engine.train", config]
+    for s in sets:
+        cmd += ["--set", s]
+    if resume:
+        cmd.append("--resume")
+    if init_from:
+        cmd += ["--init-from", init_from]
+    env = {**os.environ, **DIST_ENV}
+    err_console.print(f"[dim]launching: {' '.join(cmd)}[/]", highlight=False)
+    try:
+        return subprocess.run(cmd, env=env).returncode
+    except KeyboardInterrupt:  # torchrun forwards the signal; the ranks save and exit
+        return 130
+
+
+def _summary(result: dict) -> None:
+    from rich.table import Table
+
+    table = Table(title=f"trained to step {result['step']}", show_header=False)
+    val, best = result.get("val") or {}, result.get("best")
+    for key in ("exact_accuracy", "cell_accuracy", "q_halt_accuracy"):
+        if key in val:
+            table.add_row(f"val {key.replace('_', ' ')}", f"{val[key]:.4f}")
+    if best:
+        table.add_row("best val exact accuracy",
+                      f"{best['exact_accuracy']:.4f} (step {best['step']})")
+    table.add_row("checkpoint", result["checkpoint"])
+    console.print(table)

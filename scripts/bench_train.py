@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+"""Time TRM training steps: the real update of ptrm's trainer (supervision step, stablemax +
+Q-halt loss, backward, AdamATan2, sign-SGD on the puzzle prefix, EMA, ACT bookkeeping, the
+batch copy) on synthetic data, with and without torch.compile.
+
+Default: TRM-Att 7M as in the PPBench recipe - D=512, 8 heads, h=2, T=3, n=6, 16 prefix slots,
+100-token sequences (S=116), V=294, bf16 forward on CUDA - at global batch 768.
+
+    python scripts/bench_train.py                                   # 1 GPU (or CPU)
+    torchrun --standalone --nproc-per-node 4 scripts/bench_train.py # 4 GPUs, batch split 4 ways
+
+Prints seconds per update, updates/s, examples/s, achieved TFLOP/s (analytic matmul FLOPs:
+forward T(n+1) network applications + heads, backward ~2x the n+1 applications that carry
+gradient, TRM_REFERENCE.md §8.2; whole global batch, all GPUs together) and peak memory.
+Only rank 0 prints. `--json FILE` also writes the numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.distributed as dist
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from ptrm_cli.engine.data import Dataset, Split  # noqa: E402
+from ptrm_cli.engine.model import count_parameters  # noqa: E402
+from ptrm_cli.engine.train import (DIST_ENV, Trainer, load_config, setup_distributed,  # noqa: E402
+                                   training_flops)
+from ptrm_cli.vocab import Vocab  # noqa: E402
+
+
+def synthetic(seq_len: int, vocab: int, rows: int, seed: int = 0) -> Dataset:
+    """Random tokens. Labels are random too, so nothing is ever right and no slot halts
+    before N_sup: the cost per update does not depend on that anyway."""
+    rng = np.random.default_rng(seed)
+    split = Split(inputs=rng.integers(1, vocab, (rows, seq_len)).astype(np.uint16),
+                  labels=rng.integers(1, vocab, (rows, seq_len)).astype(np.uint16),
+                  type=np.zeros(rows, np.uint8), puzzle=np.arange(rows, dtype=np.int32),
+                  transform=np.zeros(rows, np.uint8), puzzle_id=np.zeros(rows, np.int32))
+    v = Vocab("synthetic", ("pad",) + tuple(f"t{i}" for i in range(1, vocab)))
+    meta = {"format": "ptrm-dataset/1", "seq_len": seq_len, "types": ["synthetic"],
+            "num_puzzle_ids": 1}
+    return Dataset(Path("<synthetic>"), meta, v, {"train": split})
+
+
+def bench(args, compile_: bool, dist_info, run_dir: str) -> dict:
+    device = dist_info.device
+    cuda = device.type == "cuda"
+    model = dict(hidden_size=args.hidden, num_heads=args.heads, L_layers=args.layers,
+                 H_cycles=args.T, L_cycles=args.n, puzzle_emb_ndim=args.hidden,
+                 puzzle_emb_len=args.prefix, mlp_t=args.mlp_t,
+                 pos_encodings="none" if args.mlp_t else "rope",
+                 forward_dtype="bfloat16" if cuda or args.bf16 else "float32")
+    doc = {"run_dir": run_dir, "device": str(device), "data": {"path": "", "val_split": None},
+           "model": model,
+           "train": {"global_batch_size": args.batch, "max_steps": 10**9,
+                     "compile": compile_, "compile_mode": args.compile_mode},
+           "checkpoint": {"every_steps": None}, "log": {"progress": "none"}}
+    cfg = load_config(None, base=doc)
+    ds = synthetic(args.seq, args.vocab, rows=max(4 * args.batch, 1024))
+    tr = Trainer(cfg, dataset=ds, dist_info=dist_info)
+
+    def sync():
+        if cuda:
+            torch.cuda.synchronize(device)
+        if dist_info.on:
+            dist.barrier()
+
+    if cuda:
+        torch.cuda.reset_peak_memory_stats(device)
+    sync()
+    t0 = time.perf_counter()
+    for _ in range(args.warmup):
+        tr.train_step()
+    sync()
+    warm = time.perf_counter() - t0
+    times = []
+    t0 = time.perf_counter()
+    for _ in range(args.steps):
+        a = time.perf_counter()
+        tr.train_step()
+        if args.per_step:
+            sync()
+            times.append(time.perf_counter() - a)
+    sync()
+    total = time.perf_counter() - t0
+    m = tr.read_train_metrics()  # also proves the metrics path works
+    per_step = total / args.steps
+    flops = training_flops(tr.model_cfg) * tr.G
+    peak = torch.cuda.max_memory_allocated(device) / 2**30 if cuda else float("nan")
+    if dist_info.on:
+        t = torch.tensor([peak], device=device if cuda else "cpu", dtype=torch.float64)
+        dist.all_reduce(t, op=dist.ReduceOp.MAX)
+        peak = t.item()
+    out = {"compile": compile_, "compile_mode": args.compile_mode, "device": str(device),
+           "gpu": torch.cuda.get_device_name(device) if cuda else "cpu",
+           "world_size": dist_info.world, "global_batch": tr.G, "seq_len": args.seq,
+           "S": tr.model_cfg.total_len, "T": args.T, "n": args.n,
+           "parameters": count_parameters(tr.model),
+           "warmup_steps": args.warmup, "warmup_s": warm, "steps": args.steps,
+           "s_per_step": per_step, "steps_per_s": 1 / per_step,
+           "examples_per_s": tr.G / per_step,
+           "flops_per_step": flops, "tflops_per_s": flops / per_step / 1e12,
+           "tflops_per_s_per_gpu": flops / per_step / 1e12 / dist_info.world,
+           "peak_mem_gib": peak, "loss": m["loss"]}
+    if times:
+        out["s_per_step_median"] = float(np.median(times))
+    del tr
+    gc.collect()
+    if cuda:
+        torch.cuda.empty_cache()
+    return out
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--steps", type=int, default=30, help="timed updates")
+    p.add_argument("--warmup", type=int, default=8, help="untimed updates first (compilation)")
+    p.add_argument("--compile", choices=("off", "on", "both"), default="both")
+    p.add_argument("--compile-mode", default=None,
+                   help="torch.compile mode, e.g. max-autotune-no-cudagraphs")
+    p.add_argument("--batch", type=int, default=768, help="global batch (all GPUs)")
+    p.add_argument("--seq", type=int, default=100)
+    p.add_argument("--vocab", type=int, default=294)
+    p.add_argument("--hidden", type=int, default=512)
+    p.add_argument("--heads", type=int, default=8)
+    p.add_argument("--layers", type=int, default=2)
+    p.add_argument("--T", type=int, default=3)
+    p.add_argument("--n", type=int, default=6)
+    p.add_argument("--prefix", type=int, default=16)
+    p.add_argument("--mlp-t", action="store_true", help="TRM-MLP instead of TRM-Att")
+    p.add_argument("--bf16", action="store_true", help="bf16 forward on CPU too")
+    p.add_argument("--device", default="auto")
+    p.add_argument("--per-step", action="store_true",
+                   help="also sync after every update and report the median")
+    p.add_argument("--tiny", action="store_true", help="a tiny model (checks the script on CPU)")
+    p.add_argument("--json", default=None, help="write the results here (rank 0)")
+    args = p.parse_args()
+    if args.tiny:
+        args.hidden, args.heads, args.layers, args.T, args.n = 32, 2, 1, 2, 1
+        args.batch, args.seq, args.vocab, args.prefix = 16, 16, 12, 1
+        args.steps, args.warmup = min(args.steps, 3), min(args.warmup, 1)
+    for k, v in DIST_ENV.items():
+        os.environ.setdefault(k, v)
+    dist_info = setup_distributed(args.device)
+    if dist_info.device.type == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.backends.cudnn.allow_tf32 = True
+    modes = {"off": [False], "on": [True], "both": [False, True]}[args.compile]
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for c in modes:
+            r = bench(args, c, dist_info, str(Path(tmp) / f"run{int(c)}"))
+            results.append(r)
+            if dist_info.main:
+                print(f"[{r['gpu']} x{r['world_size']}] compile={'on ' if c else 'off'} "
+                      f"batch {r['global_batch']} S={r['S']} T={r['T']} n={r['n']}: "
+                      f"{r['s_per_step']:.4f} s/step ({r['steps_per_s']:.2f} steps/s, "
+                      f"{r['examples_per_s']:.0f} examples/s), "
+                      f"{r['tflops_per_s']:.1f} TFLOP/s ({r['tflops_per_s_per_gpu']:.1f}/GPU), "
+                      f"peak {r['peak_mem_gib']:.2f} GiB/GPU, warm-up {r['warmup_s']:.1f} s",
+                      flush=True)
+    if dist_info.main and args.json:
+        Path(args.json).write_text(json.dumps(results, indent=1) + "\n")
+    if dist_info.on:
+        dist.destroy_process_group()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,443 @@
+"""Training: the loss head, config loading, the data order, and end-to-end runs on CPU - a tiny
+TRM learning 4x4 sudoku, exact resume after a kill or Ctrl-C (bitwise equal weights), atomic
+checkpoints, warm starts, two-process DDP with gloo, and the `ptrm train` command.
+
+The 4x4 sudoku task is made here: every valid 4x4 grid (there are 288), held-out grids for
+validation, and givens removed at random while the solution stays unique. Its vocabulary is
+a small one of its own (pad, blank, given 1-4, digit 1-4), laid out like the ppbench family's
+sudoku tokens (givens keep their token in the label, entered digits get digit tokens).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from safetensors.torch import load_file
+
+from ptrm_cli.engine.data import Split, load_dataset, write_dataset
+from ptrm_cli.engine.losses import act_loss, softmax_cross_entropy, stablemax_cross_entropy
+from ptrm_cli.engine.train import BatchStream, Stop, load_config, train
+from ptrm_cli.errors import PtrmError
+from ptrm_cli.vocab import Vocab
+
+REPO = Path(__file__).resolve().parents[1]
+VOCAB = Vocab("sudoku4", ("pad", "blank") + tuple(f"given.{d}" for d in range(1, 5))
+              + tuple(f"digit.{d}" for d in range(1, 5)))
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """Small tensors on a shared 2-core machine: thread hand-offs cost more than they save.
+    Module scope, so that the module's shared runs use the same setting as the tests (a
+    different thread count changes float summation order, and the resume tests compare bits)."""
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
+# -- the 4x4 sudoku task -------------------------------------------------------------------------
+
+def sudoku4_grids() -> np.ndarray:
+    """All 288 valid 4x4 sudoku grids, [288, 16] digits 1..4, by backtracking."""
+    out, g = [], np.zeros(16, np.int64)
+
+    def ok(i, d):
+        r, c = divmod(i, 4)
+        br, bc = r // 2 * 2, c // 2 * 2
+        box = [g[(br + a) * 4 + bc + b] for a in range(2) for b in range(2)]
+        return d not in g[r * 4:r * 4 + 4] and d not in g[c::4] and d not in box
+
+    def fill(i):
+        if i == 16:
+            out.append(g.copy())
+            return
+        for d in range(1, 5):
+            if ok(i, d):
+                g[i] = d
+                fill(i + 1)
+                g[i] = 0
+
+    fill(0)
+    return np.array(out)
+
+
+def sudoku4_split(grids, all_grids, n, rng, blanks=(2, 6)) -> Split:
+    """n puzzles with a unique solution: givens removed in random order while unique."""
+    inputs, labels = [], []
+    for _ in range(n):
+        g = grids[rng.integers(len(grids))]
+        given = np.ones(16, bool)
+        target = rng.integers(blanks[0], blanks[1] + 1)
+        for cell in rng.permutation(16):
+            if (~given).sum() >= target:
+                break
+            given[cell] = False
+            if (all_grids[:, given] == g[given]).all(1).sum() != 1:
+                given[cell] = True
+        inputs.append(np.where(given, 1 + g, 1))      # blank = 1, given d = 1 + d
+        labels.append(np.where(given, 1 + g, 5 + g))  # givens keep their token, digits 6..9
+    return Split(inputs=np.array(inputs, np.uint16), labels=np.array(labels, np.uint16),
+                 type=np.zeros(n, np.uint8), puzzle=np.arange(n, dtype=np.int32),
+                 transform=np.zeros(n, np.uint8), puzzle_id=np.zeros(n, np.int32))
+
+
+def write_sudoku4(path: Path, n_train=2000, n_val=256, seed=0) -> Path:
+    rng = np.random.default_rng(seed)
+    grids = sudoku4_grids()
+    assert len(grids) == 288
+    perm = rng.permutation(len(grids))
+    train_grids, val_grids = grids[perm[:240]], grids[perm[240:]]  # validation grids unseen
+    return write_dataset(path, vocab=VOCAB, seq_len=16, types=["sudoku"], splits={
+        "train": sudoku4_split(train_grids, grids, n_train, rng),
+        "val": sudoku4_split(val_grids, grids, n_val, rng)})
+
+
+@pytest.fixture(scope="module")
+def sudoku4(tmp_path_factory) -> Path:
+    return write_sudoku4(tmp_path_factory.mktemp("data") / "sudoku4")
+
+
+# TRM-MLP (the reference's sudoku variant) at the smallest width model.py allows.
+TINY_MLP = dict(hidden_size=32, num_heads=2, expansion=2.0, L_layers=2, H_cycles=2, L_cycles=1,
+                mlp_t=True, pos_encodings="none", puzzle_emb_ndim=32, puzzle_emb_len=1,
+                halt_max_steps=4, forward_dtype="float32")
+# For the resume tests: attention + RoPE, a puzzle prefix, N_sup=2 (slots refill every other
+# step) and lots of exploration, so every piece of state is exercised in a dozen steps.
+TINY_ATT = dict(hidden_size=16, num_heads=2, expansion=1.0, L_layers=1, H_cycles=2, L_cycles=1,
+                pos_encodings="rope", puzzle_emb_ndim=16, puzzle_emb_len=1, halt_max_steps=2,
+                halt_exploration_prob=0.5, forward_dtype="float32")
+
+
+def config(run_dir: Path, data: Path, model=TINY_ATT, **sections) -> dict:
+    doc = {"run_dir": str(run_dir), "seed": 0, "device": "cpu", "data": {"path": str(data)},
+           "model": dict(model),
+           "train": dict(global_batch_size=16, max_steps=12, lr=3e-3, lr_warmup_steps=4,
+                         puzzle_emb_lr=1e-2, ema_rate=0.9),
+           "eval": {"every_steps": 6}, "checkpoint": {"every_steps": 4},
+           "log": {"every": 2, "progress": "none"}}
+    for k, v in sections.items():
+        doc[k] = {**doc.get(k, {}), **v}
+    return doc
+
+
+def log_events(run_dir: Path, kind: str) -> list[dict]:
+    recs = [json.loads(line) for line in (run_dir / "log.jsonl").read_text().splitlines()]
+    return [r for r in recs if r["event"] == kind]
+
+
+def final_state(run_dir: Path) -> dict[str, torch.Tensor]:
+    """Raw weights, EMA weights + buffers, optimizer moments and carry of the last checkpoint."""
+    d = (run_dir / "checkpoints" / "last").resolve()
+    out = {f"ema.{k}": v for k, v in load_file(d / "model.safetensors").items()}
+    for stem in ("train_state", "optimizer", "carry"):
+        out.update({f"{stem}.{k}": v for k, v in load_file(d / f"{stem}.safetensors").items()})
+    return out
+
+
+def assert_same_state(a: dict, b: dict) -> None:
+    assert a.keys() == b.keys()
+    bad = [k for k in a if not torch.equal(a[k], b[k])]
+    assert not bad, f"differ: {bad}"
+
+
+# -- the loss head -------------------------------------------------------------------------------
+
+def test_stablemax_cross_entropy_is_the_reference_formula():
+    gen = torch.Generator().manual_seed(0)
+    logits = torch.randn(3, 5, 7, generator=gen) * 4
+    labels = torch.randint(1, 7, (3, 5), generator=gen)
+    mask = torch.rand(3, 5, generator=gen) > 0.3
+    x = logits.double()
+    s = torch.where(x >= 0, x + 1, 1 / (1 - x))
+    expected = -(s.gather(-1, labels[..., None]).squeeze(-1) / s.sum(-1)).log() * mask
+    got = stablemax_cross_entropy(logits, labels, mask)
+    assert got.dtype == torch.float64
+    torch.testing.assert_close(got, expected)
+    # gradients stay finite at the branch point and where the unused branch would divide by 0
+    x = torch.tensor([[[0.0, 1.0, -1.0, 50.0]]], requires_grad=True)
+    stablemax_cross_entropy(x, torch.tensor([[1]]), torch.tensor([[True]])).sum().backward()
+    assert torch.isfinite(x.grad).all()
+
+
+def test_softmax_option_is_plain_cross_entropy():
+    logits = torch.randn(2, 4, 6)
+    labels = torch.randint(0, 6, (2, 4))
+    mask = labels != 0
+    expected = F.cross_entropy(logits.reshape(-1, 6), labels.reshape(-1), reduction="none")
+    torch.testing.assert_close(softmax_cross_entropy(logits, labels, mask),
+                               expected.view(2, 4) * mask)
+
+
+def test_act_loss_combines_per_row_means_and_q_halt_bce():
+    # row 0 fully right, row 1 one cell wrong; pad (0) cells are not scored
+    labels = torch.tensor([[2, 3, 0], [2, 3, 4]])
+    logits = torch.full((2, 3, 5), -3.0)
+    logits[0, 0, 2] = logits[0, 1, 3] = 3.0
+    logits[1, 0, 2] = logits[1, 1, 1] = logits[1, 2, 4] = 3.0
+    q = torch.tensor([1.5, -0.5])
+    out = act_loss(logits, q, labels, loss_type="stablemax", q_weight=0.5)
+    assert out.is_correct.tolist() == [True, False]
+    assert out.cells.tolist() == [2, 3] and out.cells_right.tolist() == [2, 2]
+    ce = stablemax_cross_entropy(logits, labels, labels != 0)
+    lm = ce[0].sum() / 2 + ce[1].sum() / 3
+    bce = F.binary_cross_entropy_with_logits(q, torch.tensor([1.0, 0.0]), reduction="sum")
+    torch.testing.assert_close(out.lm_loss, lm)
+    torch.testing.assert_close(out.total, lm + 0.5 * bce.double())
+
+
+# -- config and data order -----------------------------------------------------------------------
+
+def test_config_overrides_types_and_errors(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("data: {path: d}\ntrain: {lr: 1e-4, max_steps: 10}\nmodel: {hidden_size: 64}\n")
+    cfg = load_config(path, ["train.lr=3e-4", "eval.every_steps=5", "data.val_split=null"])
+    assert cfg.train.lr == 3e-4 and cfg.train.max_steps == 10 and cfg.eval.every_steps == 5
+    assert cfg.data.val_split is None and cfg.run_dir == str(Path("runs") / "c")
+    assert load_config(path).train.lr == 1e-4          # PyYAML reads "1e-4" as a string
+    assert cfg.train.weight_decay == 0.1 and cfg.train.lr_warmup_steps == 2000  # reference
+    with pytest.raises(PtrmError, match="unknown key.*lrr"):
+        load_config(path, ["train.lrr=1"])
+    with pytest.raises(PtrmError, match="train.max_steps: expected int"):
+        load_config(path, ["train.max_steps=many"])
+    with pytest.raises(PtrmError, match="expected KEY=VALUE"):
+        load_config(path, ["train.lr"])
+
+
+def test_group_sampling_takes_one_version_of_every_puzzle_per_epoch():
+    # 3 base puzzles; puzzle 0 has 2 versions of 2 examples (puzzle_id 1, 2), puzzles 1 and 2
+    # have 3 and 1 one-example versions (puzzle_id 0: every row is its own version)
+    puzzle = np.array([0, 0, 0, 0, 1, 1, 1, 2])
+    pid = np.array([1, 1, 2, 2, 0, 0, 0, 0])
+    n = len(puzzle)
+    split = Split(inputs=np.zeros((n, 4), np.uint16), labels=np.zeros((n, 4), np.uint16),
+                  type=np.zeros(n, np.uint8), puzzle=puzzle.astype(np.int32),
+                  transform=np.zeros(n, np.uint8), puzzle_id=pid.astype(np.int32))
+    stream = BatchStream(split, batch_size=3, seed=7, sampling="group")
+    assert stream.examples_per_epoch == pytest.approx(3 * 8 / 6)   # groups x examples/version
+    for epoch in range(20):
+        order = stream.epoch_order(epoch)
+        assert sorted(set(puzzle[order])) == [0, 1, 2] and len(order) == 4
+        rows0 = sorted(order[puzzle[order] == 0])
+        assert rows0 in ([0, 1], [2, 3])                            # one whole version
+    a = BatchStream(split, 3, seed=7)
+    first = [a.next() for _ in range(5)]
+    b = BatchStream(split, 3, seed=7)
+    [b.next() for _ in range(2)]
+    c = BatchStream(split, 3, seed=7)
+    c.load_state(b.state())                                         # resume mid-epoch
+    assert all(np.array_equal(x, y) for x, y in zip(first[2:], [c.next() for _ in range(3)]))
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "examples" / "configs").glob("*.yaml")),
+                         ids=lambda p: p.stem)
+def test_example_configs_are_valid(path):
+    from ptrm_cli.engine.model import TRMConfig, count_parameters
+
+    cfg = load_config(path)
+    model = TRMConfig.from_dict({**cfg.model, "vocab_size": 12, "seq_len": 100})
+    if cfg.model.get("hidden_size") == 512:   # TRM_REFERENCE.md §1.5, 10x10 grid, V=12
+        assert count_parameters(model) == (5_088_258 if model.mlp_t else 6_829_058)
+    if path.stem == "ppbench-att":
+        assert (model.H_cycles, model.L_cycles, model.puzzle_emb_len) == (3, 6, 16)
+        assert cfg.train.global_batch_size == 768 and cfg.train.compile
+
+
+# -- learning ------------------------------------------------------------------------------------
+
+def test_tiny_trm_learns_4x4_sudoku(sudoku4, tmp_path):
+    """The whole recipe (deep supervision, ACT, stablemax, AdamATan2, sign-SGD, EMA) takes a
+    tiny TRM-MLP to >= 95% exact accuracy on unseen 4x4 grids, and its Q head learns to tell
+    right answers from wrong ones."""
+    doc = config(tmp_path / "run", sudoku4, model=TINY_MLP,
+                 train=dict(global_batch_size=64, max_steps=250, lr=3e-3, lr_warmup_steps=50,
+                            ema_rate=0.95),
+                 eval={"every_steps": 250}, checkpoint={"every_steps": None},
+                 log={"every": 50})
+    t0 = time.perf_counter()
+    result = train(None, base=doc)
+    wall = time.perf_counter() - t0
+    val = result["val"]
+    print(f"\n4x4 sudoku: step {result['step']}, val exact {val['exact_accuracy']:.4f}, "
+          f"cell {val['cell_accuracy']:.4f}, q-halt {val['q_halt_accuracy']:.4f}, "
+          f"{wall:.1f} s")
+    assert val["count"] == 256
+    assert val["exact_accuracy"] >= 0.95
+    assert val["q_halt_accuracy"] >= 0.9
+    last_train = log_events(tmp_path / "run", "train")[-1]
+    assert last_train["act_steps"] < 3   # ACT: solved puzzles halt early instead of running 4
+    best = (tmp_path / "run" / "checkpoints" / "best").resolve()
+    assert best.name == f"step_{result['best']['step']}"
+
+
+# -- resume --------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def reference_run(sudoku4, tmp_path_factory):
+    """12 uninterrupted steps; checkpoints at 4, 6 (eval), 8, 12."""
+    run = tmp_path_factory.mktemp("ref") / "run"
+    train(None, base=config(run, sudoku4))
+    return run
+
+
+def test_killed_run_resumes_exactly(sudoku4, reference_run, tmp_path):
+    run = tmp_path / "run"
+
+    def kill_at_10(trainer):
+        if trainer.step == 10:
+            raise RuntimeError("killed")  # no chance to save: like SIGKILL
+
+    with pytest.raises(RuntimeError, match="killed"):
+        train(None, base=config(run, sudoku4), on_step=kill_at_10)
+    assert (run / "checkpoints" / "last").resolve().name == "step_8"
+    result = train(None, base=config(run, sudoku4), resume=True)
+    assert result["step"] == 12
+    assert_same_state(final_state(run), final_state(reference_run))
+    # the loss curve continues where it was: the same values as the uninterrupted run
+    ref = {r["step"]: r["loss"] for r in log_events(reference_run, "train")}
+    starts = log_events(run, "start")
+    assert [s["step"] for s in starts] == [0, 8]
+    after = [r for r in log_events(run, "train") if r["time"] >= starts[1]["time"]]
+    assert [r["step"] for r in after] == [10, 12]
+    assert all(r["loss"] == ref[r["step"]] for r in after)
+
+
+def test_ctrl_c_saves_and_resumes_exactly(sudoku4, reference_run, tmp_path):
+    run = tmp_path / "run"
+
+    def ctrl_c_at_5(trainer):
+        if trainer.step == 5:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    with pytest.raises(Stop):
+        train(None, base=config(run, sudoku4), on_step=ctrl_c_at_5)
+    assert (run / "checkpoints" / "last").resolve().name == "step_5"  # saved at that step
+    assert train(None, base=config(run, sudoku4), resume=True)["step"] == 12
+    assert_same_state(final_state(run), final_state(reference_run))
+
+
+def test_interrupted_checkpoint_write_keeps_the_previous_one(sudoku4, reference_run, tmp_path,
+                                                               monkeypatch):
+    import ptrm_cli.engine.train as engine
+
+    run = tmp_path / "run"
+    real = engine.write_train_state
+
+    def dies_half_way(trainer, folder, slots):
+        if trainer.step == 8:
+            real(trainer, folder, slots)
+            (folder / "train_state.json").write_text("{trunc")
+            raise KeyboardInterrupt  # killed inside the write
+        real(trainer, folder, slots)
+
+    monkeypatch.setattr(engine, "write_train_state", dies_half_way)
+    with pytest.raises(KeyboardInterrupt):
+        train(None, base=config(run, sudoku4))
+    monkeypatch.setattr(engine, "write_train_state", real)
+    ckpts = run / "checkpoints"
+    assert (ckpts / "last").resolve().name == "step_6"
+    assert not (ckpts / "step_8").exists()
+    assert not list(ckpts.glob(".step_8*"))  # the temporary folder is gone too
+    (ckpts / ".step_9.x.tmp").mkdir()        # what a SIGKILL mid-write would leave
+    assert train(None, base=config(run, sudoku4), resume=True)["step"] == 12
+    assert not (ckpts / ".step_9.x.tmp").exists()
+    assert_same_state(final_state(run), final_state(reference_run))
+
+
+def test_warm_start_needs_only_weights(sudoku4, reference_run, tmp_path):
+    """The small state (model.safetensors + train_state.*) continues at the same step with
+    fresh optimizer moments; an exact resume without the optimizer file says what to do."""
+    src = reference_run / "checkpoints" / "step_8"
+    run = tmp_path / "run"
+    result = train(None, base=config(run, sudoku4), init_from=str(src))
+    assert result["step"] == 12 and log_events(run, "start")[0]["step"] == 8
+    state = final_state(run)
+    ref = final_state(reference_run)
+    assert not torch.equal(state["optimizer.L_level.layers.0.mlp.down_proj.weight.exp_avg"],
+                           ref["optimizer.L_level.layers.0.mlp.down_proj.weight.exp_avg"])
+    # a copy with only the carry-able files: exact resume refuses, weights_only works
+    small = tmp_path / "small"
+    (small / "checkpoints" / "step_8").mkdir(parents=True)
+    for f in src.iterdir():
+        if not f.name.startswith(("optimizer", "carry")):
+            (small / "checkpoints" / "step_8" / f.name).write_bytes(f.read_bytes())
+    with pytest.raises(PtrmError, match="cannot be resumed exactly"):
+        train(None, base=config(small, sudoku4), resume=True)
+    result = train(None, base=config(small, sudoku4, resume={"weights_only": True,
+                                                             "rewarmup_steps": 2}),
+                   resume=True)
+    assert result["step"] == 12
+
+
+def test_new_run_refuses_a_used_run_dir(sudoku4, reference_run):
+    with pytest.raises(PtrmError, match="already has checkpoints"):
+        train(None, base=config(reference_run, sudoku4))
+
+
+# -- several processes ---------------------------------------------------------------------------
+
+def test_ddp_two_gloo_processes_match_one(sudoku4, tmp_path):
+    """torchrun, 2 CPU processes (gloo), the global batch split in two: both ranks hold the
+    same weights (checked at every save) and they match a single process's run."""
+    import yaml
+
+    single, multi = tmp_path / "single", tmp_path / "multi"
+    over = dict(train={"max_steps": 6}, checkpoint={"every_steps": None},
+                eval={"every_steps": 100})
+    train(None, base=config(single, sudoku4, **over))
+    cfg_path = tmp_path / "ddp.yaml"
+    cfg_path.write_text(yaml.safe_dump(config(multi, sudoku4, **over)))
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node=2",
+         "-m", "ptrm_cli.engine.train", str(cfg_path)],
+        env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert [s["world_size"] for s in log_events(multi, "start")] == [2]  # rank 0 logs, once
+    a, b = final_state(single), final_state(multi)
+    for k in a:
+        if k.startswith(("ema.", "train_state.")):
+            torch.testing.assert_close(a[k], b[k], rtol=1e-4, atol=1e-5, msg=k)
+    assert torch.equal(a["carry.data.rows"], b["carry.data.rows"])  # same slots, same order
+
+
+# -- the command ---------------------------------------------------------------------------------
+
+def test_ptrm_train_command(sudoku4, tmp_path):
+    import yaml
+    from typer.testing import CliRunner
+
+    from ptrm_cli.app import app
+
+    cfg_path = tmp_path / "tiny.yaml"
+    doc = config(tmp_path / "run", sudoku4)
+    cfg_path.write_text(yaml.safe_dump(doc))
+    runner = CliRunner()
+    res = runner.invoke(app, ["train", str(cfg_path), "--set", "train.max_steps=3"])
+    assert res.exit_code == 0, res.output
+    assert "trained to step 3" in res.output
+    run = tmp_path / "run"
+    assert (run / "config.resolved.yaml").exists()
+    resolved = yaml.safe_load((run / "config.resolved.yaml").read_text())
+    assert resolved["model"]["vocab_size"] == len(VOCAB) and resolved["model"]["seq_len"] == 16
+    model_dir = (run / "checkpoints" / "last").resolve()
+    from ptrm_cli.engine.checkpoint import load_checkpoint
+
+    model, vocab, meta = load_checkpoint(model_dir)   # what `ptrm solve` reads: EMA weights
+    assert vocab == VOCAB and meta["steps"] == 3
+    res = runner.invoke(app, ["train", str(cfg_path), "--set", "train.bogus=1"])
+    assert res.exit_code == 2 and "unknown key" in res.output
+    res = runner.invoke(app, ["train", str(cfg_path), "--set", f"run_dir={tmp_path / 'none'}",
+                              "--resume"])
+    assert res.exit_code == 2 and "nothing to resume" in res.output
+    assert load_dataset(sudoku4).vocab == VOCAB
