@@ -11,7 +11,10 @@ a dataset directory (docs/BUILD_DATA.md is the recipe, docs/DATASET_FORMAT.md th
               (PPBench paper: 100, 50 for tapa), the rest is train
     augment   each training puzzle -> the original (empty grid, t=0) plus `augment-1` samples:
               a random trajectory prefix of the required moves under a random dihedral
-              transform; validation and golden keep one unaugmented row each
+              transform (`--augmentation dihedral`), or TRM's sudoku shuffle: relabelling,
+              transpose, band/stack and row/column shuffles of the whole puzzle
+              (`--augmentation sudoku-trm`, sudoku_aug.py); validation and golden keep one
+              unaugmented row each
     write     engine.data.write_dataset: arrays + puzzles.jsonl + counts.json + meta.json,
               atomically
 
@@ -28,14 +31,14 @@ import os
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from . import __version__, dihedral
+from . import __version__, dihedral, sudoku_aug
 from . import codec as registry
 from . import sources as src
 from .codec import Codec, Family, Puzzle, Solution
@@ -49,6 +52,12 @@ DEFAULT_SIZES = {"sudoku": (9, 9), "*": (10, 10)}
 DEFAULT_VAL_PER_TYPE = 100
 DEFAULT_VAL_OVERRIDES = {"tapa": 50}
 SPLITS = ("train", "val", "golden")
+#: --augmentation: what the training rows vary over, and the symmetry group identity forgets
+AUGMENTATIONS = {
+    "dihedral": "trajectory prefixes under the 8 dihedral symmetries (the paper's PPBench recipe)",
+    "sudoku-trm": "TRM's shuffle_sudoku: digit relabelling, transpose, band/stack and "
+                  "row/column-in-band shuffles (9x9 sudoku only)",
+}
 #: how many file:line messages the summary and meta.json keep per drop reason
 MAX_MESSAGES = 50
 
@@ -67,6 +76,9 @@ REASONS = {
     "duplicate": "the same puzzle up to symmetry (canonical key) as an earlier one",
     "in golden": "the same puzzle up to symmetry as a golden puzzle: kept out of train and val",
     "augment error": "the codec failed while augmenting the puzzle",
+    "below min difficulty": "a rated record (Sudoku-Extreme CSV) with rating < --min-difficulty",
+    "no rating": "--min-difficulty is set and the record states no rating",
+    "train cap": "beyond --train-puzzles: a seeded random sample of the training puzzles is kept",
 }
 
 
@@ -89,7 +101,8 @@ class BuildOptions:
     #: (the paper's order: its val counts are under 100); "kept": among kept puzzles only
     val_pool: str = "all-sizes"
     augment: int = 10
-    types: tuple[str, ...] = PPBENCH_TYPES
+    #: None: the six PPBench types, or every type of `family` (`default_types`)
+    types: tuple[str, ...] | None = PPBENCH_TYPES
     #: kept size per type ("*": the others); None = any size that fits the family grid
     sizes: dict[str, tuple[int, int] | None] = field(default_factory=lambda: dict(DEFAULT_SIZES))
     golden: tuple[Path, ...] = ()
@@ -99,6 +112,12 @@ class BuildOptions:
     family: str | None = None
     workers: int = 1
     progress: bool = False
+    #: "dihedral" | "sudoku-trm" (AUGMENTATIONS)
+    augmentation: str = "dihedral"
+    #: keep a seeded random N training puzzles per type (TRM: 1000); None = all
+    train_puzzles: int | None = None
+    #: keep only records whose stated rating is >= N (Sudoku-Extreme CSV); None = all
+    min_difficulty: int | None = None
 
     def val_count(self, type_name: str) -> int:
         return self.val_overrides.get(type_name, self.val_per_type)
@@ -114,7 +133,9 @@ class BuildOptions:
                 "val_pool": self.val_pool, "augment": self.augment, "types": list(self.types),
                 "sizes": {k: "any" if v is None else f"{v[0]}x{v[1]}"
                           for k, v in sorted(self.sizes.items())},
-                "limit": self.limit, "subsample": self.subsample, "family": self.family}
+                "limit": self.limit, "subsample": self.subsample, "family": self.family,
+                "augmentation": self.augmentation, "train_puzzles": self.train_puzzles,
+                "min_difficulty": self.min_difficulty}
 
 
 @dataclass
@@ -214,12 +235,17 @@ class Entry:
     text: str         # codec-parsable puzzle text (the puzz.link URL)
 
 
-def canonical_key(codec: Codec, puzzle: Puzzle) -> str:
+def canonical_key(codec: Codec, puzzle: Puzzle, augmentation: str = "dihedral") -> str:
     """The puzzle's identity for golden exclusion, de-duplication and the train/val split: the
     smallest `codec.key` over the dihedral transforms the codec allows, so a rotated or
     mirrored copy is the same puzzle (it is, for a model trained on all 8 transforms). Sudoku
     also forgets digit names (a relabelled copy is the same puzzle). A codec may define its own
-    `canonical_key(puzzle)` and it is used instead."""
+    `canonical_key(puzzle)` and it is used instead. With the sudoku-trm augmentation the model
+    sees the whole sudoku group, so the identity forgets all of it (`sudoku_aug.canonical`)."""
+    if augmentation == "sudoku-trm":
+        if codec.name != "sudoku" or (puzzle.rows, puzzle.cols) != (9, 9):
+            raise PtrmError("the sudoku-trm augmentation is for 9x9 sudoku only")
+        return "sudoku/9/group/" + sudoku_aug.canonical(puzzle.clues)
     own = getattr(codec, "canonical_key", None)
     if callable(own):
         return str(own(puzzle))
@@ -264,7 +290,7 @@ def puzzle_text(codec: Codec, puzzle: Puzzle) -> str:
 
 def _decode_task(task):
     """Worker: one item -> ("ok", Entry fields) | ("drop", reason, message) | ("size", r, c)."""
-    item, type_name, want, family_name = task
+    item, type_name, want, family_name, augmentation = task
     try:
         codec = registry.get(type_name)
         puzzle, solution = src.READERS[item.reader].decode(item, codec)
@@ -284,7 +310,8 @@ def _decode_task(task):
             codec.encode_label(puzzle, solution, family)
         except PtrmError as e:
             return ("drop", "does not fit", str(e))
-        return ("ok", puzzle, solution, canonical_key(codec, puzzle), puzzle_text(codec, puzzle))
+        return ("ok", puzzle, solution, canonical_key(codec, puzzle, augmentation),
+                puzzle_text(codec, puzzle))
     except src.Drop as d:
         return ("drop", d.reason, str(d))
     except (ParseError, ValueError, KeyError, IndexError, TypeError) as e:
@@ -447,6 +474,34 @@ def _rows(views: _Views, plan, family: Family) -> tuple[np.ndarray, np.ndarray]:
     return xs, ys
 
 
+def _augment_sudoku_task(task):
+    """Worker, `--augmentation sudoku-trm`: one 9x9 sudoku -> n rows, TRM's recipe. Row 0 is
+    the original; rows 1.. each apply one random group element (sudoku_aug.draw, from the
+    generator keyed by (seed, canonical key)) to puzzle and solution alike. Input = the
+    shuffled puzzle, label = its solution: no trajectory states. `transform` is 0 for row 0
+    and sudoku_aug.TRANSFORM_ID for the others."""
+    type_name, puzzle, solution, canon, n, seed, family_name = task
+    try:
+        codec = registry.get(type_name)
+        family = codec.family(family_name)
+        tf = sudoku_aug.concat(sudoku_aug.identity(1), sudoku_aug.draw(_rng(seed, canon), n - 1))
+        clues = sudoku_aug.apply(puzzle.clues, tf)
+        sols = sudoku_aug.apply(solution.grid, tf)
+        encode = getattr(codec, "encode_grids", None)
+        if encode is not None:
+            xs, ys = encode(clues, None, family), encode(clues, sols, family, label=True)
+        else:  # a sudoku codec without the batch encoder: one row at a time
+            ps = [Puzzle(codec.name, 9, 9, c.astype(np.int16)) for c in clues]
+            xs = np.stack([codec.encode(p, None, family) for p in ps])
+            ys = np.stack([codec.encode_label(p, Solution(codec.name, s.astype(np.int16)), family)
+                           for p, s in zip(ps, sols)])
+        ts = np.full(n, sudoku_aug.TRANSFORM_ID, dtype=np.uint8)
+        ts[0] = 0
+        return xs.astype(np.uint16), ys.astype(np.uint16), ts
+    except Exception as e:
+        return f"{type(e).__name__}: {e}"
+
+
 # -- parallel map -------------------------------------------------------------------------------
 
 def _pmap(fn: Callable, tasks: list, workers: int, tick: Callable[[int], None],
@@ -553,6 +608,20 @@ def _sha256(path: Path) -> tuple[str, int]:
     return h.hexdigest(), size
 
 
+def default_types(family: str | None) -> tuple[str, ...]:
+    """--types when not given: the six PPBench types, or with --family, every installed type
+    that has that family (`--family sudoku-native` -> sudoku)."""
+    if family is None:
+        return PPBENCH_TYPES
+    installed = registry.registered()
+    found = tuple(name for name, reg in installed.items()
+                  if family in [f.name for f in reg.codec.families])
+    if not found:
+        raise PtrmError(f"no installed codec has a {family!r} token family",
+                        hint="`ptrm codecs` lists the codecs and their families")
+    return found
+
+
 def select_family(types: Iterable[str], family: str | None) -> tuple[dict[str, Codec], Family]:
     """Installed codecs for `types` and the family they share (`family` or the first codec's
     default). Types without a codec are left out (their records are dropped as "no codec")."""
@@ -585,6 +654,11 @@ def build(sources: Iterable[str | Path], out: str | Path | None,
         raise PtrmError("--augment must be at least 1 (the original example)")
     if opts.val_pool not in ("all-sizes", "kept"):
         raise PtrmError(f"--val-pool must be all-sizes or kept, not {opts.val_pool!r}")
+    if opts.augmentation not in AUGMENTATIONS:
+        raise PtrmError(f"--augmentation must be {' or '.join(AUGMENTATIONS)}, "
+                        f"not {opts.augmentation!r}")
+    if opts.train_puzzles is not None and opts.train_puzzles < 0:
+        raise PtrmError(f"--train-puzzles must be 0 or more, not {opts.train_puzzles}")
     out = Path(out) if out is not None else None
     if out is not None:
         _check_out(out)
@@ -594,7 +668,14 @@ def build(sources: Iterable[str | Path], out: str | Path | None,
     if not files:
         raise PtrmError("no source files found", hint="pass PPBench JSONL, janko JSON or "
                         "sudoku .txt files, or folders holding them")
+    if opts.types is None:
+        opts = replace(opts, types=default_types(opts.family))
     types = list(dict.fromkeys(src.resolve_type(t) for t in opts.types))
+    if opts.augmentation == "sudoku-trm" and (types != ["sudoku"]
+                                              or opts.size_of("sudoku") != (9, 9)):
+        raise PtrmError("--augmentation sudoku-trm is TRM's 9x9 sudoku shuffle: it needs "
+                        "--types sudoku and the size sudoku=9x9",
+                        hint="e.g. --family sudoku-native (its only type is sudoku)")
     codecs, family = select_family(types, opts.family)
     ledger = Ledger(files)
     notes: list[str] = []
@@ -620,7 +701,8 @@ def build(sources: Iterable[str | Path], out: str | Path | None,
                 sf.records += 1
                 ledger.drop(fi, None, "malformed", loc, message)
 
-            items = _take(reader.read(sf.path, report), opts, sf, fi)
+            items = _take(_rated(reader.read(sf.path, report), opts, sf, fi, ledger),
+                          opts, sf, fi)
             for item in items:
                 sf.records += 1
                 seq += 1
@@ -649,7 +731,8 @@ def build(sources: Iterable[str | Path], out: str | Path | None,
         # -- decode -----------------------------------------------------------------------------
         t1 = time.perf_counter()
         fam_name = family.name if family else None
-        tasks = [(item, t, opts.size_of(t), fam_name) for _, _, item, t in pending]
+        tasks = [(item, t, opts.size_of(t), fam_name, opts.augmentation)
+                 for _, _, item, t in pending]
         decoded: list[Entry] = []
         tick = progress.task("decode", len(tasks))
         for (s, fi, item, t), res in zip(pending, _pmap(_decode_task, tasks, opts.workers, tick)):
@@ -683,7 +766,8 @@ def build(sources: Iterable[str | Path], out: str | Path | None,
             tick = progress.task(name, len(tasks))
             split = _Builder(len(tasks) * n_ex, family.seq_len if family else 1)
             kept_n: Counter = Counter()
-            for e, res in zip(entries, _pmap(_augment_task, tasks, opts.workers, tick)):
+            fn = _augment_sudoku_task if opts.augmentation == "sudoku-trm" else _augment_task
+            for e, res in zip(entries, _pmap(fn, tasks, opts.workers, tick)):
                 if isinstance(res, str):
                     ledger.drop(e.fi, e.type, "augment error", e.loc, res)
                     continue
@@ -725,19 +809,35 @@ def build(sources: Iterable[str | Path], out: str | Path | None,
                 "dropped": result.dropped,
                 "dropped_messages": result.messages,
                 "num_puzzle_ids": 1,
-                "identity": "canonical key: min codec.key over the dihedral transforms "
-                            "(sudoku: digits relabelled in order of first appearance)",
-                "augmentation": {"examples_per_train_puzzle": opts.augment,
-                                 "row0": "original: t=0, empty grid",
-                                 "samples": "t uniform over the allowed dihedral transforms; "
-                                            "k uniform in [1, R-1] required moves, row-major",
-                                 "val_golden": "one unaugmented row per puzzle"}}
+                **_identity_and_augmentation(opts)}
         write_dataset(out, vocab=family.vocab, seq_len=family.seq_len, types=kept_types,
                       splits=built, meta=meta)
         _umask_mode(out)
         timings["write"] = time.perf_counter() - t3
     timings["total"] = time.perf_counter() - t0
     return result
+
+
+def _identity_and_augmentation(opts: BuildOptions) -> dict:
+    """meta.json's one-line statements of the identity and augmentation rules."""
+    if opts.augmentation == "sudoku-trm":
+        return {"identity": "canonical key: the smallest row-major string over the whole sudoku "
+                            "group (digit relabelling, transpose, band/stack and row/column "
+                            "shuffles; sudoku_aug.canonical)",
+                "augmentation": {"kind": "sudoku-trm",
+                                 "examples_per_train_puzzle": opts.augment,
+                                 "row0": "original: transform 0",
+                                 "samples": "one uniform random element of the sudoku group "
+                                            "each, applied to puzzle and solution (TRM's "
+                                            f"shuffle_sudoku); transform {sudoku_aug.TRANSFORM_ID}",
+                                 "val_golden": "one unaugmented row per puzzle"}}
+    return {"identity": "canonical key: min codec.key over the dihedral transforms "
+                        "(sudoku: digits relabelled in order of first appearance)",
+            "augmentation": {"examples_per_train_puzzle": opts.augment,
+                             "row0": "original: t=0, empty grid",
+                             "samples": "t uniform over the allowed dihedral transforms; "
+                                        "k uniform in [1, R-1] required moves, row-major",
+                             "val_golden": "one unaugmented row per puzzle"}}
 
 
 def _bundled_golden_hint() -> str:
@@ -768,6 +868,21 @@ def _check_out(out: Path) -> None:
     if out.is_dir() and any(out.iterdir()) and not (out / "meta.json").is_file():
         raise PtrmError(f"--out {out} exists and is not a ptrm dataset: refusing to replace it",
                         hint="pick a new folder, or an earlier build-data output to rebuild")
+
+
+def _rated(items: Iterator[src.Item], opts: BuildOptions, sf: SourceFile, fi: int,
+           ledger: Ledger):
+    """--min-difficulty, applied before --limit/--subsample (TRM filters, then subsamples)."""
+    if opts.min_difficulty is None:
+        yield from items
+        return
+    for item in items:
+        if item.rating is None or item.rating < opts.min_difficulty:
+            sf.records += 1
+            ledger.drop(fi, src.resolve_type(item.type),
+                        "no rating" if item.rating is None else "below min difficulty")
+            continue
+        yield item
 
 
 def _take(items: Iterator[src.Item], opts: BuildOptions, sf: SourceFile, fi: int):
@@ -827,6 +942,19 @@ def _split(decoded: list[Entry], offsize, golden_idents, files, types, opts, led
             val_seq.update(cands[i] for i in rng.choice(len(cands), n, replace=False).tolist())
     val = [e for e in pool if e.seq in val_seq]
     train = [e for e in pool if e.seq not in val_seq]
+    if opts.train_puzzles is not None:
+        # TRM's --subsample-size: a seeded random N of the training puzzles, per type, drawn
+        # after validation so the held-out set does not depend on N
+        rng = np.random.default_rng([opts.seed & 0xFFFFFFFF, 0x7A1])
+        keep: set[int] = set()
+        for t in types:
+            cands = [e.seq for e in train if e.type == t]
+            n = min(opts.train_puzzles, len(cands))
+            keep.update(cands[i] for i in rng.choice(len(cands), n, replace=False).tolist())
+        for e in train:
+            if e.seq not in keep:
+                ledger.drop(e.fi, e.type, "train cap")
+        train = [e for e in train if e.seq in keep]
     return {"train": train, "val": val, "golden": golden}
 
 

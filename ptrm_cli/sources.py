@@ -16,6 +16,9 @@ Built-in kinds:
                  (shared/data/janko/<type>_10x10.json; akari = lightup).
   sudoku-lines   one puzzle per line, n*n characters of 1-9 with '.' or '0' for blanks, '#'
                  comment lines; no solutions: the solver fills them and checks uniqueness.
+  sudoku-csv     Sudoku-Extreme's CSV (`source,question,answer,rating` header; 81-character
+                 strings, '.' blank): the answer is the solution (checked against the givens
+                 and the rules); `rating` feeds `--min-difficulty`.
 
 Adding a kind (maze text, ARC JSON, ...) is one class and one `register_reader` call; nothing
 else in the pipeline changes:
@@ -33,12 +36,15 @@ says yes reads the file.
 
 from __future__ import annotations
 
+import csv
 import json
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from . import codec as registry
 from .codec import Codec, Puzzle, Solution
@@ -71,6 +77,7 @@ class Item:
     cols: int | None = None
     ident: str | None = None  # cheap identity before decoding (the URL as written)
     form: str = ""         # record form within the kind ("ppbench", "ptrm", ...)
+    rating: int | None = None  # difficulty the source states (Sudoku-Extreme CSV), if any
 
 
 class SourceReader:
@@ -293,7 +300,74 @@ class SudokuLines(SourceReader):
         return puzzle, Solution(codec.name, sols[0])
 
 
-for _r in (JsonlRecords(), JankoJson(), SudokuLines()):
+# -- sudoku-csv ---------------------------------------------------------------------------------
+
+SUDOKU_CSV_HEADER = ("source", "question", "answer", "rating")
+_QUESTION = re.compile(r"^[1-9.0]{81}$")
+_ANSWER = re.compile(r"^[1-9]{81}$")
+
+
+class SudokuCsv(SourceReader):
+    """Sudoku-Extreme (`sapientinc/sudoku-extreme` train.csv / test.csv) and anything with its
+    header. TRM's builder reads the same fields: `question` with '.' for blanks, `answer` the
+    solution, `rating` the difficulty (`--min-difficulty` keeps rating >= N)."""
+
+    kind = "sudoku-csv"
+    description = "Sudoku-Extreme CSV (source,question,answer,rating); answers checked, rating kept"
+    suffixes = (".csv",)
+
+    def sniff(self, path, head):
+        first = head.lstrip("\ufeff").split("\n", 1)[0].strip()
+        return tuple(f.strip().lower() for f in first.split(",")) == SUDOKU_CSV_HEADER
+
+    def read(self, path, report):
+        with open(path, encoding="utf-8-sig", errors="replace", newline="") as f:
+            rows = csv.reader(f)
+            try:
+                next(rows)  # the header (sniff checked it)
+                for row in rows:
+                    n = rows.line_num
+                    if not row or (len(row) == 1 and not row[0].strip()):
+                        continue
+                    parsed = parse_sudoku_csv_row(row)
+                    if isinstance(parsed, str):
+                        report(n, parsed)
+                        continue
+                    source, q, a, rating = parsed
+                    yield Item(self.kind, "sudoku", (q, a, source), n, 9, 9, q, "csv", rating)
+            except csv.Error as e:  # a broken quote: nothing after it can be trusted
+                report(rows.line_num, f"CSV error: {e} (the rest of the file is skipped)")
+
+    def decode(self, item, codec):
+        q, a, _ = item.payload
+        puzzle = codec.parse(q).puzzle
+        grid = np.array([int(ch) for ch in a], dtype=np.int16).reshape(9, 9)
+        clash = np.argwhere((puzzle.clues > 0) & (puzzle.clues != grid))
+        if len(clash):
+            r, c = clash[0]
+            raise Drop("invalid solution", f"the answer has {grid[r, c]} where the question "
+                       f"gives {puzzle.clues[r, c]} (r{r}c{c}; {len(clash)} cell(s))")
+        return puzzle, Solution(codec.name, grid)
+
+
+def parse_sudoku_csv_row(row: list[str]) -> tuple[str, str, str, int] | str:
+    """(source, question, answer, rating) of one Sudoku-Extreme CSV row, or why it is
+    malformed. The question may use '0' for blanks too; it is returned with '.'."""
+    if len(row) != 4:
+        return f"expected 4 fields (source,question,answer,rating), found {len(row)}"
+    source, q, a, rating = (f.strip() for f in row)
+    if not _QUESTION.match(q):
+        return f"question: expected 81 characters of 1-9 or '.', found {len(q)}: {q[:24]!r}"
+    if not _ANSWER.match(a):
+        return f"answer: expected 81 digits 1-9, found {len(a)}: {a[:24]!r}"
+    try:
+        r = int(rating)
+    except ValueError:
+        return f"rating: expected a whole number, found {rating[:24]!r}"
+    return source, q.replace("0", "."), a, r
+
+
+for _r in (JsonlRecords(), JankoJson(), SudokuLines(), SudokuCsv()):
     register_reader(_r)
 
 
@@ -302,5 +376,5 @@ def describe() -> list[dict]:
             for r in READERS.values()]
 
 
-__all__ = ["ALIASES", "Drop", "Item", "READERS", "SourceReader", "describe", "reader_for",
-           "register_reader", "resolve_type", "url_size"]
+__all__ = ["ALIASES", "Drop", "Item", "READERS", "SUDOKU_CSV_HEADER", "SourceReader", "describe",
+           "parse_sudoku_csv_row", "reader_for", "register_reader", "resolve_type", "url_size"]

@@ -102,3 +102,21 @@ ARC_EOS = "arc.eos"
 ARC_TOKENS = (PAD, ARC_EOS) + tuple(f"arc.{c}" for c in range(10))
 ARC = Family("arc", 30, 30, Vocab("arc", ARC_TOKENS))
 assert len(MAZE.vocab) == 6 and len(ARC.vocab) == 12
+
+
+# =============================================================================================
+# Sudoku, TRM's native layout (TRM_REFERENCE.md §5.2): the exact token ids of the official
+# Sudoku-Extreme data, so an official TRM-MLP sudoku checkpoint (vocab 11, seq_len 81, no
+# padding) reads our datasets and ours read its. Separate from the PPBench family above.
+#
+#   sudoku-native  9x9, 11 tokens   0 pad (unused), 1 blank, 2..10 digits 1..9 (digit d -> d + 1)
+#
+# As in TRM's data, givens and entered digits share the digit tokens: input = the puzzle with
+# blanks, label = the full solution grid (no pad anywhere).
+# =============================================================================================
+
+SUDOKU_NATIVE_BLANK = "sudoku.blank"
+SUDOKU_NATIVE_DIGITS = tuple(f"sudoku.{d}" for d in range(1, 10))
+SUDOKU_NATIVE_TOKENS = (PAD, SUDOKU_NATIVE_BLANK) + SUDOKU_NATIVE_DIGITS
+SUDOKU_NATIVE = Family("sudoku-native", 9, 9, Vocab("sudoku-native", SUDOKU_NATIVE_TOKENS))
+assert len(SUDOKU_NATIVE.vocab) == 11 and SUDOKU_NATIVE.vocab.id("sudoku.9") == 10

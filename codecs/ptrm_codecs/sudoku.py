@@ -6,26 +6,80 @@ Solution.grid: [n, n] int16 full digit grid, givens included; 0 = not filled (EM
 Formats: puzz.link `sudoku/9/9/<number16>`; pzprv3 (one size line, givens then answers); a
 one-line string of n*n characters ('.' or '0' blank); n lines of n digits (spaces optional);
 PPBench records (moves `mouse,left,X,Y;key,D`).
-Tokens (ppbench family): sudoku.blank, sudoku.given.1..9 on inputs; sudoku.digit.1..9 for
-digits the solver enters (labels and trajectory states); givens keep their token in labels.
+Tokens: the codec serves two families, and the model's vocabulary table picks one
+(`Codec.family_for`); `TOKEN_NAMES` below is the only place they differ.
+  ppbench        (10x10, 4x4/6x6/9x9 top-left, pad around) sudoku.blank, sudoku.given.1..9 on
+                 inputs; sudoku.digit.1..9 for digits the solver enters (labels and trajectory
+                 states); givens keep their token in labels.
+  sudoku-native  (9x9 only, TRM's own ids: blank 1, digit d -> d + 1) sudoku.blank and
+                 sudoku.1..9 for givens and entered digits alike: input = the puzzle with
+                 blanks, label = the full solution grid, exactly as in TRM's Sudoku-Extreme data.
+In both, a given cell decodes to its given whatever token the model wrote there (the solver
+cannot change a given); label match still compares every token.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from rich.text import Text
 
 from ptrm_cli import dihedral
-from ptrm_cli.codec import Parsed, Puzzle, Solution, Violation
+from ptrm_cli.sudoku_aug import TRANSFORM_ID
+from ptrm_cli.codec import Family, Parsed, Puzzle, Solution, Violation
 from ptrm_cli.errors import ParseError, PtrmError
 
 from . import formats
 from .common import GridCodec, boxed
-from .families import PPBENCH
+from .families import PPBENCH, SUDOKU_NATIVE, SUDOKU_NATIVE_BLANK, SUDOKU_NATIVE_DIGITS
 
 SIZES = (4, 6, 9)
+
+
+@dataclass(frozen=True)
+class TokenNames:
+    """How one family names a sudoku cell. `given[d - 1]` / `entered[d - 1]`: the token of
+    digit d as a given / as a digit the solver entered."""
+
+    sizes: tuple[int, ...]
+    blank: str
+    given: tuple[str, ...]
+    entered: tuple[str, ...]
+
+
+#: the family-specific token naming, all of it
+TOKEN_NAMES = {
+    PPBENCH.name: TokenNames(SIZES, "sudoku.blank",
+                             tuple(f"sudoku.given.{d}" for d in range(1, 10)),
+                             tuple(f"sudoku.digit.{d}" for d in range(1, 10))),
+    SUDOKU_NATIVE.name: TokenNames((9,), SUDOKU_NATIVE_BLANK, SUDOKU_NATIVE_DIGITS,
+                                   SUDOKU_NATIVE_DIGITS),
+}
+
+
+@dataclass(frozen=True)
+class _Ids:
+    """TokenNames as id tables for one vocabulary, so encoding and decoding are numpy lookups:
+    given[v] / entered[v] for v = 0..9 (index 0: the blank's id)."""
+
+    given: np.ndarray
+    entered: np.ndarray
+    value: np.ndarray  # [V]: the digit an entered-digit token means at a free cell, else 0
+
+
+@lru_cache(maxsize=None)
+def _ids(family: Family) -> _Ids:
+    names = TOKEN_NAMES[family.name]
+    vocab = family.vocab
+    blank = vocab.id(names.blank)
+    given = np.array([blank] + [vocab.id(n) for n in names.given], dtype=np.int64)
+    entered = np.array([blank] + [vocab.id(n) for n in names.entered], dtype=np.int64)
+    value = np.zeros(len(vocab), dtype=np.int16)
+    value[entered[1:]] = np.arange(1, 10)
+    return _Ids(given, entered, value)
 
 
 def box_shape(n: int) -> tuple[int, int]:
@@ -37,7 +91,7 @@ class SudokuCodec(GridCodec):
     name = "sudoku"
     description = "Sudoku 4x4, 6x6, 9x9"
     url_ids = ("sudoku",)
-    families = (PPBENCH,)
+    families = (PPBENCH, SUDOKU_NATIVE)
     pzprv3_one_size_line = True
     EMPTY = 0
 
@@ -146,26 +200,82 @@ class SudokuCodec(GridCodec):
         return "".join(str(v) if v else "." for v in puzzle.clues.reshape(-1))
 
     # -- tokens ----------------------------------------------------------------------------
+    def _family(self, n: int, family: Family | None) -> Family:
+        """The family to encode an n x n sudoku in (default: the first), or a clear error."""
+        family = family or self.family()
+        names = TOKEN_NAMES.get(family.name)
+        if names is None:
+            raise PtrmError(f"sudoku has no token naming for the {family.name!r} family")
+        if n not in names.sizes or n > min(family.rows, family.cols):
+            raise PtrmError(f"a {n}x{n} sudoku does not fit the {family.name!r} family's "
+                            f"{family.rows}x{family.cols} grid"
+                            + (" (TRM's layout: 9x9 only)" if family is SUDOKU_NATIVE else ""))
+        return family
+
     def is_answer_cell(self, puzzle, r, c):
         return puzzle.clues[r, c] == 0
 
-    def input_token(self, puzzle, r, c, value):
+    def input_token(self, puzzle, r, c, value, family=None):
+        names = TOKEN_NAMES[(family or self.family()).name]
         given = int(puzzle.clues[r, c])
         if given:
-            return f"sudoku.given.{given}"
-        return f"sudoku.digit.{value}" if value else "sudoku.blank"
+            return names.given[given - 1]
+        return names.entered[value - 1] if value else names.blank
 
-    def label_token(self, puzzle, r, c, value):
+    def label_token(self, puzzle, r, c, value, family=None):
+        names = TOKEN_NAMES[(family or self.family()).name]
         given = int(puzzle.clues[r, c])
-        return f"sudoku.given.{given}" if given else f"sudoku.digit.{value}"
+        return names.given[given - 1] if given else names.entered[value - 1]
 
-    def token_value(self, puzzle, r, c, name):
+    def token_value(self, puzzle, r, c, name, family=None):
         if puzzle.clues[r, c]:
             return int(puzzle.clues[r, c])
-        if name.startswith("sudoku.digit."):
-            v = int(name.rsplit(".", 1)[1])
+        names = TOKEN_NAMES[(family or self.family()).name]
+        if name in names.entered:
+            v = names.entered.index(name) + 1
             return v if v <= puzzle.rows else self.EMPTY
         return self.EMPTY
+
+    def encode_grids(self, clues, state=None, family: Family | None = None, *,
+                     label: bool = False) -> np.ndarray:
+        """Vectorised encode: clues [..., n, n] (0 blank) and a state or, with `label`, the
+        full solution of the same shape -> tokens [..., seq_len] int64. `encode`,
+        `encode_label` and TRM-style augmentation (one call for all copies of a puzzle) go
+        through here."""
+        clues = np.asarray(clues)
+        n = clues.shape[-1]
+        family = self._family(n, family)
+        ids = _ids(family)
+        state = np.zeros_like(clues) if state is None else np.asarray(state)
+        if state.shape != clues.shape or state.min(initial=0) < 0 or state.max(initial=0) > n:
+            what = "solution" if label else "state"
+            raise PtrmError(f"sudoku {what} must be a grid of 0..{n} shaped like the puzzle")
+        if label and ((clues == 0) & (state == 0)).any():
+            raise PtrmError("a sudoku label needs a digit in every cell")
+        x = np.where(clues > 0, ids.given[clues], ids.entered[state])
+        out = np.zeros(clues.shape[:-2] + (family.rows, family.cols), dtype=np.int64)
+        out[..., :n, :n] = x
+        return out.reshape(clues.shape[:-2] + (family.seq_len,))
+
+    def encode(self, puzzle, state=None, family=None):
+        return self.encode_grids(puzzle.clues, None if state is None else state.grid, family)
+
+    def encode_label(self, puzzle, solution, family=None):
+        return self.encode_grids(puzzle.clues, solution.grid, family, label=True)
+
+    def decode(self, puzzle, tokens, family=None):
+        family = self._family(puzzle.rows, family)
+        n = puzzle.rows
+        t = np.asarray(tokens).reshape(family.rows, family.cols)[:n, :n].astype(np.int64)
+        value = _ids(family).value
+        inside = (t >= 0) & (t < len(value))
+        v = np.where(inside, value[np.where(inside, t, 0)], self.EMPTY)
+        v = np.where(v <= n, v, self.EMPTY)  # digit 7 in a 6x6 sudoku means nothing
+        grid = np.where(puzzle.clues > 0, puzzle.clues, v).astype(np.int16)
+        return Solution(self.name, grid)
+
+    def token_range_help(self):
+        return "digits 1..n, 9x9 for the sudoku-native family"
 
     # -- rules -----------------------------------------------------------------------------
     def verify(self, puzzle, solution):
@@ -188,6 +298,10 @@ class SudokuCodec(GridCodec):
 
     # -- augmentation ----------------------------------------------------------------------
     def transform(self, puzzle, solution, t):
+        if not 0 <= t < dihedral.COUNT:
+            raise PtrmError(f"transform {t} is not a dihedral symmetry (0..7)"
+                            + (": that row was made by the sudoku-trm augmentation, whose "
+                               "random shuffles are not recorded" if t == TRANSFORM_ID else ""))
         if puzzle.rows == 6 and t in (1, 3, 6, 7):
             raise PtrmError("a 6x6 sudoku's 3x2 boxes do not survive a quarter turn or transpose")
         p = Puzzle(self.name, puzzle.rows, puzzle.cols, dihedral.apply(puzzle.clues, t),

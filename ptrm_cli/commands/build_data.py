@@ -19,8 +19,8 @@ from ..options import JSON
 def build_data(
     sources: list[Path] = typer.Argument(..., show_default=False, help=(
         "Source folders or files: PPBench JSONL (golden_300.jsonl, full_dataset.jsonl), "
-        "ptrm records (.jsonl), janko JSON, one-line sudoku lists (.txt). A folder is read "
-        "file by file; files named golden* form the golden split.")),
+        "ptrm records (.jsonl), janko JSON, one-line sudoku lists (.txt), Sudoku-Extreme CSV "
+        "(.csv). A folder is read file by file; files named golden* form the golden split.")),
     out: Path = typer.Option(None, "--out", "-o", show_default=False,
                              help="Dataset folder to write (replaced whole, atomically)."),
     seed: int = typer.Option(0, "--seed", help="Seed for the validation sample and augmentation."),
@@ -32,9 +32,19 @@ def build_data(
         "all-sizes: sample validation among all records of a type, then drop off-size ones "
         "(the paper's order); kept: among kept puzzles only (exactly N per type).")),
     augment: int = typer.Option(10, "--augment", help=(
-        "Examples per training puzzle: the original plus N-1 trajectory/dihedral samples.")),
-    types: str = typer.Option(",".join(B.PPBENCH_TYPES), "--types",
-                              help="Comma-separated puzzle types to keep."),
+        "Examples per training puzzle: the original plus N-1 augmented samples.")),
+    augmentation: str = typer.Option("dihedral", "--augmentation", help=(
+        "dihedral: trajectory prefixes under the 8 symmetries (the paper's PPBench recipe); "
+        "sudoku-trm: TRM's sudoku shuffle (relabel, transpose, band/stack and row/column "
+        "shuffles; 9x9 sudoku only).")),
+    train_puzzles: int = typer.Option(None, "--train-puzzles", show_default=False, help=(
+        "Keep a seeded random N training puzzles per type (TRM's sudoku recipe: 1000).")),
+    min_difficulty: int = typer.Option(None, "--min-difficulty", show_default=False, help=(
+        "Keep only records rated N or more (Sudoku-Extreme CSV 'rating'); unrated records "
+        "are dropped.")),
+    types: str = typer.Option(None, "--types", show_default=",".join(B.PPBENCH_TYPES),
+                              help="Comma-separated puzzle types to keep (with --family and no "
+                                   "--types: every type of that family)."),
     sizes: str = typer.Option("sudoku=9x9,*=10x10", "--sizes",
                               help="Kept grid size per type, ROWSxCOLS or 'any' "
                                    "('*' = the others)."),
@@ -57,15 +67,17 @@ def build_data(
     if limit is not None and subsample is not None:
         raise PtrmError("--limit and --subsample do not combine: pick one")
     for name, v in (("--val-per-type", val_per_type), ("--val-tapa", val_tapa),
-                    ("--limit", limit), ("--subsample", subsample)):
+                    ("--limit", limit), ("--subsample", subsample),
+                    ("--train-puzzles", train_puzzles)):
         if v is not None and v < 0:
             raise PtrmError(f"{name} must be 0 or more, not {v}")
     if val_tapa is None:
         val_tapa = val_per_type // 2
     opts = B.BuildOptions(
         seed=seed, val_per_type=val_per_type, val_overrides={"tapa": val_tapa},
-        val_pool=val_pool, augment=augment,
-        types=tuple(t.strip() for t in types.split(",") if t.strip()),
+        val_pool=val_pool, augment=augment, augmentation=augmentation,
+        train_puzzles=train_puzzles, min_difficulty=min_difficulty,
+        types=None if types is None else tuple(t.strip() for t in types.split(",") if t.strip()),
         sizes=parse_sizes(sizes), golden=tuple(golden), limit=limit, subsample=subsample,
         family=family, workers=workers or B.default_workers(),
         progress=not as_json and err_console.is_terminal)
