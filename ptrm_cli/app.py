@@ -10,7 +10,7 @@ import typer
 from typer.core import TyperGroup
 
 from . import __version__
-from .commands import build_data, codecs, eval as eval_cmd, solve, train
+from .commands import build_data, codecs, convert, eval as eval_cmd, generate, solve, train
 from .console import err_console
 from .errors import PtrmError
 
@@ -71,6 +71,8 @@ app.command("eval")(eval_cmd.evaluate)
 app.command("build-data")(build_data.build_data)
 app.command("train")(train.train)
 app.command("codecs")(codecs.list_codecs)
+app.command("generate")(generate.generate)
+app.command("convert")(convert.convert)
 
 
 def main():

@@ -1,0 +1,114 @@
+"""`ptrm generate`: uniquely solvable puzzles with their solutions, as ptrm records."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import typer
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                           TimeElapsedColumn, TimeRemainingColumn)
+
+from ..console import err_console
+from ..errors import PtrmError
+from ..options import SEED
+
+
+def _size(text: str | None, default: tuple[int, int]) -> tuple[int, int]:
+    if text is None:
+        return default
+    m = re.fullmatch(r"\s*(\d+)\s*[xX]\s*(\d+)\s*", text)
+    if not m:
+        raise PtrmError(f"--size {text!r}: expected ROWSxCOLS, e.g. 10x10")
+    return int(m.group(1)), int(m.group(2))
+
+
+def _params(items: list[str]) -> dict[str, float]:
+    out = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        try:
+            out[key.strip()] = float(value)
+        except ValueError:
+            sep = ""
+        if not sep:
+            raise PtrmError(f"--param {item!r}: expected KEY=NUMBER, e.g. walls=0.2")
+    return out
+
+
+def generate(
+    type: str = typer.Argument(..., help="Puzzle type: sudoku, lightup, shakashaka, nurikabe, "
+                                         "tapa or heyawake."),
+    n: int = typer.Option(..., "--n", min=1, help="How many puzzles (indices 0..N-1)."),
+    out: str = typer.Option(..., "--out", "-o", help="JSONL file to write; an existing file "
+                                                     "from the same run is resumed."),
+    size: str = typer.Option(None, "--size", help="ROWSxCOLS (default 10x10; sudoku 9x9)."),
+    seed: int = SEED,
+    workers: int = typer.Option(0, "--workers", "-w",
+                                help="Processes (0 = one per CPU core). Output is the same "
+                                     "for any value."),
+    minimal: bool = typer.Option(True, "--minimal/--no-minimal",
+                                 help="Remove clues until none can go (--no-minimal keeps all)."),
+    max_clues: int = typer.Option(None, "--max-clues", min=0,
+                                  help="Stop removing clues once this many remain."),
+    min_difficulty: int = typer.Option(0, "--min-difficulty", min=0,
+                                       help="Keep only puzzles that cost the SAT solver at "
+                                            "least this many conflicts (harder, slower)."),
+    param: list[str] = typer.Option([], "--param", "-p",
+                                    help="Per-type setting KEY=NUMBER, repeatable (see "
+                                         "docs/GENERATORS.md), e.g. -p walls=0.2."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+):
+    """Generate uniquely solvable puzzles (proved by a SAT solver) with their solutions.
+
+    Puzzle i depends only on (seed, type, i): the file is the same for any --workers, and an
+    interrupted run continues where it stopped when run again with the same arguments.
+    """
+    from .. import codec as registry
+    from ..generate import get
+    from ..generate.base import Knobs
+    from ..generate.runner import Job, run
+
+    gen = get(type)
+    codec = registry.get(gen.name)  # fail now, not in a worker, when the codec is missing
+    rows, cols = _size(size, gen.default_size)
+    gen.check_size(rows, cols)
+    knobs = Knobs(minimal=minimal, max_clues=max_clues, min_difficulty=min_difficulty,
+                  params=_params(param))
+    gen.check_params(knobs)
+    if not workers:  # the cores this process may use (a container may allow fewer than exist)
+        workers = (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                   else os.cpu_count() or 1)
+    job = Job(codec.name, rows, cols, seed, knobs)
+
+    progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(),
+                        MofNCompleteColumn(), TextColumn("{task.fields[rate]}"),
+                        TimeElapsedColumn(), TimeRemainingColumn(),
+                        console=err_console, disable=quiet, transient=False)
+    state = {"present": 0}
+
+    def on_start(todo: int, present: int) -> None:
+        state["present"] = present
+        if present:
+            err_console.print(f"{out}: {present} puzzle(s) already there; making {todo} more",
+                              highlight=False)
+        state["task"] = progress.add_task(f"{job.type} {rows}x{cols}", total=n,
+                                          completed=present, rate="")
+
+    def on_done(index: int) -> None:
+        progress.advance(state["task"])
+        task = progress.tasks[0]
+        if task.elapsed:
+            rate = 60 * (task.completed - state["present"]) / task.elapsed
+            progress.update(state["task"], rate=f"{rate:.0f}/min")
+
+    with progress:
+        summary = run(job, n, out, workers=workers, on_start=on_start, on_done=on_done)
+    made, secs = summary["made"], summary["seconds"]
+    if made:
+        per_core = 60 * made / secs / min(workers, made)
+        err_console.print(f"wrote {made} {job.type} puzzle(s) to {out} in {secs:.1f} s "
+                          f"({60 * made / secs:.1f}/min, {per_core:.1f}/min per worker)",
+                          highlight=False)
+    else:
+        err_console.print(f"{out} already holds all {n} puzzles", highlight=False)

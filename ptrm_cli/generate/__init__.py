@@ -1,0 +1,51 @@
+"""Generators of uniquely solvable puzzles for the PPBench types (docs/GENERATORS.md).
+
+    base.py      the `Generator` interface, `Instance`, `Knobs`, per-puzzle seeding
+    sat.py       SAT helpers: cardinality, lazy cuts (CEGAR), connectivity, uniqueness, clue removal
+    runner.py    worker pool, resumable JSONL writer, progress, codec hand-off
+    stats.py     clue statistics and difficulty of generated vs real (janko, golden) puzzles
+    <type>.py    one module per puzzle type
+
+A type module defines one `Generator` subclass; `get(name)` finds it by the module name, so a
+new type is a new file plus a line in `MODULES`.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from ..errors import PtrmError
+from .base import Generator, Instance, Knobs, puzzle_rng
+
+__all__ = ["Generator", "Instance", "Knobs", "puzzle_rng", "get", "available", "MODULES"]
+
+#: puzzle type -> module under ptrm_cli.generate (class: the module's Generator subclass)
+MODULES = ("sudoku", "lightup", "shakashaka", "nurikabe", "tapa", "heyawake", "maze")
+
+
+def _load(name: str):
+    try:
+        module = importlib.import_module(f"{__name__}.{name}")
+    except ModuleNotFoundError as e:
+        if e.name == f"{__name__}.{name}":
+            return None
+        raise
+    for obj in vars(module).values():
+        if isinstance(obj, type) and issubclass(obj, Generator) and obj is not Generator \
+                and obj.name == name:
+            return obj
+    return None
+
+
+def available() -> list[str]:
+    """Puzzle types with a generator module present."""
+    return [m for m in MODULES if _load(m) is not None]
+
+
+def get(name: str) -> Generator:
+    name = "lightup" if name == "akari" else name
+    cls = _load(name) if name in MODULES else None
+    if cls is None:
+        raise PtrmError(f"no generator for puzzle type {name!r}",
+                        hint=f"generators: {', '.join(available()) or 'none'}")
+    return cls()

@@ -1,0 +1,171 @@
+"""Running a generator: puzzle i from (seed, i), a process pool, and a resumable JSONL file.
+
+Output: one ptrm record per line, `codec.to_record(puzzle, solution, id=..., source="generated",
+seed=..., index=..., difficulty=..., knobs=...)`, in index order. Each line is written whole and
+then flushed and fsynced, so an interrupted run leaves complete lines plus at most one partial
+last line. Resuming with the same command drops that partial line, keeps every complete one and
+makes only the missing indices; because puzzle i depends only on (seed, type, i), the finished
+file is the same as one made in a single run, with any worker count.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import os
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterator
+
+from ..errors import PtrmError
+from . import get
+from .base import Instance, Knobs, puzzle_rng
+
+
+@dataclass(frozen=True)
+class Job:
+    """What a worker needs to make puzzle `index` (picklable)."""
+
+    type: str
+    rows: int
+    cols: int
+    seed: int
+    knobs: Knobs
+
+
+def record_id(job: Job, index: int) -> str:
+    return f"gen-{job.type}-{job.rows}x{job.cols}-s{job.seed}-{index:06d}"
+
+
+def make_instance(job: Job, index: int) -> Instance:
+    """Puzzle `index` of the job, in the generator's own terms (no codec involved)."""
+    gen = get(job.type)
+    return gen.make(puzzle_rng(job.seed, job.type, index), job.rows, job.cols, job.knobs)
+
+
+def make_record(job: Job, index: int) -> dict:
+    """Puzzle `index` as a ptrm record, through the codec: parse the pzprv3 text with its answer,
+    verify the answer by the codec's own rules, and write the record."""
+    from .. import codec as registry
+
+    gen = get(job.type)
+    codec = registry.get(job.type)
+    inst = make_instance(job, index)
+    text = gen.to_pzprv3(inst)
+    parsed = codec.parse(text, source=record_id(job, index))
+    if parsed.solution is None:
+        raise AssertionError(f"{job.type} codec read no answer from generated pzprv3 text")
+    bad = codec.verify(parsed.puzzle, parsed.solution)
+    if bad:
+        raise AssertionError(f"{record_id(job, index)}: the {job.type} codec rejects the generated "
+                             f"solution ({bad[0].code}: {bad[0].message})\n{text}")
+    return codec.to_record(parsed.puzzle, parsed.solution, id=record_id(job, index),
+                           source="generated", seed=job.seed, index=index,
+                           difficulty=inst.stats["difficulty"], knobs=job.knobs.tag())
+
+
+def _work(args: tuple[Job, int]) -> tuple[int, str]:
+    job, index = args
+    return index, json.dumps(make_record(job, index), separators=(",", ":"))
+
+
+# -- the output file -------------------------------------------------------------------------
+
+class ResumableJsonl:
+    """An append-only JSONL file of generated records.
+
+    Opening it drops a trailing partial line (an interrupted write), checks that the records
+    already there come from the same job, and reports their indices; `write` appends one whole
+    line, flushes and fsyncs."""
+
+    def __init__(self, path: str | os.PathLike, job: Job):
+        self.path = Path(path)
+        self.job = job
+        self.done: set[int] = set()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self.path.exists():
+            self._scan()
+        self._f = open(self.path, "a", encoding="utf-8")
+
+    def _scan(self) -> None:
+        data = self.path.read_bytes()
+        end = data.rfind(b"\n") + 1
+        if end < len(data):  # a partial last line from an interrupted run: drop it
+            with open(self.path, "r+b") as f:
+                f.truncate(end)
+                f.flush()
+                os.fsync(f.fileno())
+        for n, line in enumerate(data[:end].decode("utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError:
+                raise PtrmError(f"{self.path}:{n}: not a JSON line; this is not a file "
+                                f"`ptrm generate` wrote", hint="pass another --out") from None
+            want = {"type": self.job.type, "seed": self.job.seed, "knobs": self.job.knobs.tag()}
+            got = {k: rec.get(k) for k in want}
+            if got != want or not str(rec.get("id", "")).startswith(
+                    f"gen-{self.job.type}-{self.job.rows}x{self.job.cols}-"):
+                raise PtrmError(f"{self.path}:{n}: holds a puzzle from another run "
+                                f"({rec.get('id')}, {got}); this run makes {want} at "
+                                f"{self.job.rows}x{self.job.cols}",
+                                hint="resume with the same type, size, seed and knobs, or pass "
+                                     "another --out")
+            self.done.add(int(rec["index"]))
+
+    def write(self, line: str) -> None:
+        self._f.write(line + "\n")
+        self._f.flush()
+        os.fsync(self._f.fileno())
+
+    def close(self) -> None:
+        self._f.close()
+
+
+def run(job: Job, n: int, out: str | os.PathLike, *, workers: int = 1,
+        on_start: Callable[[int, int], None] | None = None,
+        on_done: Callable[[int], None] | None = None,
+        make: Callable[[tuple[Job, int]], tuple[int, str]] = _work) -> dict:
+    """Make puzzles 0..n-1 of `job` into `out`, skipping indices already there. Returns a
+    summary: how many were made now and already present, and the seconds spent."""
+    writer = ResumableJsonl(out, job)
+    todo = [i for i in range(n) if i not in writer.done]
+    if on_start:
+        on_start(len(todo), n - len(todo))
+    t0 = time.perf_counter()
+    try:
+        for index, line in _results(job, todo, workers, make):
+            writer.write(line)
+            if on_done:
+                on_done(index)
+    finally:
+        writer.close()
+    return {"made": len(todo), "present": n - len(todo), "seconds": time.perf_counter() - t0}
+
+
+def _quiet_worker() -> None:
+    """Ctrl-C reaches the whole process group: the parent stops the pool, workers stay quiet."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _results(job: Job, todo: list[int], workers: int, make) -> Iterator[tuple[int, str]]:
+    """(index, line) in index order. Several workers: a process pool whose `imap` keeps order,
+    so lines are written in index order while later puzzles are already being made."""
+    tasks = [(job, i) for i in todo]
+    if workers <= 1 or len(todo) <= 1:
+        for t in tasks:
+            yield make(t)
+        return
+    ctx = mp.get_context("spawn")  # no forked solver or Rich state; same on Linux and macOS
+    pool = ctx.Pool(min(workers, len(todo)), initializer=_quiet_worker)
+    try:
+        yield from pool.imap(make, tasks, chunksize=1)
+        pool.close()
+    except BaseException:
+        pool.terminate()
+        raise
+    finally:
+        pool.join()

@@ -1,0 +1,305 @@
+"""Puzzle generators: the framework (per-puzzle seeding, the resumable writer, the worker pool,
+`ptrm generate`) and the sudoku, lightup, shakashaka and nurikabe generators (tapa and heyawake:
+test_generate_tapa_heyawake.py).
+
+Per type, a small batch made through the runner's codec hand-off: every puzzle is re-checked
+unique by a fresh solver on the clues read back from the record's URL (not the generator's own
+objects), its answer passes the codec's verifier, and it round-trips to_record -> from_record.
+Sudoku and lightup are re-checked by an independent encoding too (a plain backtracking sudoku
+solver; a lightup CNF from the codec's own puzzle, solved by Glucose); the shakashaka and
+nurikabe encodings are checked against the golden puzzles (each must have exactly its PPBench
+solution). Skips, with the reason, a type whose codec is not installed."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pysat")
+
+from ptrm_cli.errors import PtrmError  # noqa: E402
+from ptrm_cli.generate import MODULES, available, get  # noqa: E402
+from ptrm_cli.generate.base import Knobs, puzzle_rng  # noqa: E402
+from ptrm_cli.generate.runner import Job, ResumableJsonl, make_record, run  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+GOLDEN = ROOT.parent / "shared" / "data" / "ppbench" / "golden_300.jsonl"
+SEED = 11
+#: (type, size) of the batch per type: small enough to stay fast, real-sized where cheap
+SIZES = {"sudoku": (9, 9), "lightup": (10, 10), "shakashaka": (10, 10), "nurikabe": (7, 7)}
+N = 3
+
+
+@pytest.fixture(scope="module")
+def batches(installed_codec):
+    """{type: [record]} made through the runner's codec hand-off."""
+    out = {}
+    for name, (rows, cols) in SIZES.items():
+        try:
+            installed_codec(name)
+        except pytest.skip.Exception:
+            continue
+        job = Job(name, rows, cols, SEED, Knobs())
+        out[name] = [make_record(job, i) for i in range(N)]
+    return out
+
+
+# -- per type ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", list(SIZES))
+def test_batch_unique_valid_and_round_trips(batches, installed_codec, name):
+    codec = installed_codec(name)
+    gen = get(name)
+    rows, cols = SIZES[name]
+    for i, rec in enumerate(batches[name]):
+        assert rec["type"] == name and rec["source"] == "generated"
+        assert rec["seed"] == SEED and rec["index"] == i
+        assert rec["id"] == f"gen-{name}-{rows}x{cols}-s{SEED}-{i:06d}"
+        puzzle, solution = codec.from_record(rec)
+        assert (puzzle.rows, puzzle.cols) == (rows, cols)
+        assert codec.verify(puzzle, solution) == []
+        # re-check from what was written: the URL's clues have exactly one solution
+        inst = gen.read_url(rec["url"])
+        sols, stats = gen.solve(inst, limit=2)
+        assert len(sols) == 1, f"{rec['id']}: {len(sols)} solutions"
+        inst.answer = sols[0]
+        assert codec.parse(gen.to_pzprv3(inst)).solution == solution
+        assert stats["conflicts"] == rec["difficulty"]["conflicts"]
+        # the record round-trips and is usable by build-data (every clue has a token)
+        again = codec.to_record(puzzle, solution, **{k: v for k, v in rec.items()
+                                                      if k not in ("type", "url", "answer")})
+        assert again == rec
+        p2, s2 = codec.from_record(json.loads(json.dumps(again)))
+        assert codec.key(p2) == codec.key(puzzle) and s2 == solution
+        if (rows, cols) == (10, 10) or name == "sudoku":
+            codec.encode(puzzle, solution)
+            codec.encode_label(puzzle, solution)
+
+
+def _sudoku_count(grid, limit=2) -> int:
+    """Solutions of a 9x9 sudoku (up to `limit`) by plain backtracking."""
+    grid = [list(row) for row in grid]
+    empty = [(r, c) for r in range(9) for c in range(9) if not grid[r][c]]
+
+    def ok(r, c, d):
+        if d in grid[r] or any(grid[i][c] == d for i in range(9)):
+            return False
+        br, bc = 3 * (r // 3), 3 * (c // 3)
+        return all(grid[br + i][bc + j] != d for i in range(3) for j in range(3))
+
+    def go(k) -> int:
+        if k == len(empty):
+            return 1
+        r, c = empty[k]
+        n = 0
+        for d in range(1, 10):
+            if ok(r, c, d):
+                grid[r][c] = d
+                n += go(k + 1)
+                grid[r][c] = 0
+                if n >= limit:
+                    break
+        return n
+
+    return go(0)
+
+
+def test_sudoku_independent_count(batches, installed_codec):
+    codec = installed_codec("sudoku")
+    for rec in batches["sudoku"]:
+        puzzle, solution = codec.from_record(rec)
+        assert _sudoku_count(puzzle.clues.tolist()) == 1
+        assert 17 <= int((puzzle.clues > 0).sum()) <= 40  # minimal sets: ~22-27 givens
+
+
+def test_lightup_independent_encoding(batches, installed_codec):
+    from pysat.card import CardEnc
+    from pysat.solvers import Solver
+
+    codec = installed_codec("lightup")
+    for rec in batches["lightup"]:
+        puzzle, solution = codec.from_record(rec)
+        cl = puzzle.clues  # -1 white, -2 wall, 0..4 numbered wall
+        rows, cols = cl.shape
+        var = lambda r, c: r * cols + c + 1  # noqa: E731
+        white = {(r, c) for r in range(rows) for c in range(cols) if cl[r, c] == -1}
+        clauses, top = [], rows * cols
+        for r in range(rows):
+            for c in range(cols):
+                if (r, c) not in white:
+                    clauses.append([-var(r, c)])
+                    continue
+                seen = {(r, c)}  # cells this one sees (walls stop the view)
+                for dr, dc in ((0, 1), (0, -1), (1, 0), (-1, 0)):
+                    rr, cc = r + dr, c + dc
+                    while (rr, cc) in white:
+                        seen.add((rr, cc))
+                        rr, cc = rr + dr, cc + dc
+                clauses.append([var(*x) for x in seen])
+                clauses += [[-var(r, c), -var(*x)] for x in seen if x != (r, c)]
+                if cl[r, c] >= 0:
+                    pass
+        for r in range(rows):
+            for c in range(cols):
+                if cl[r, c] >= 0:
+                    around = [var(r + dr, c + dc) for dr, dc in ((0, 1), (0, -1), (1, 0), (-1, 0))
+                              if (r + dr, c + dc) in white]
+                    enc = CardEnc.equals(lits=around, bound=int(cl[r, c]), top_id=top)
+                    top = max(top, enc.nv)
+                    clauses += enc.clauses
+        with Solver(name="glucose4", bootstrap_with=clauses) as s:
+            assert s.solve()
+            model = set(s.get_model())
+            lights = np.array([[int(var(r, c) in model) for c in range(cols)] for r in range(rows)])
+            assert (lights == solution.grid).all()
+            s.add_clause([-v if v in model else v for v in range(1, rows * cols + 1)])
+            assert not s.solve()
+
+
+def _golden(pid: str, size=(10, 10)):
+    if not GOLDEN.exists():
+        pytest.skip(f"{GOLDEN} not found (shared data absent)")
+    for line in GOLDEN.read_text().splitlines():
+        rec = json.loads(line)
+        if rec["pid"] == pid and (rec["height"], rec["width"]) == size:
+            yield rec
+
+
+@pytest.mark.parametrize("name", ["shakashaka", "nurikabe", "lightup"])
+def test_encoding_matches_golden(installed_codec, name):
+    """The generator's rules, on real puzzles: exactly one solution, PPBench's."""
+    codec = installed_codec(name)
+    gen = get(name)
+    recs = list(_golden(name))
+    assert recs
+    for rec in recs:
+        _, solution = codec.from_record(rec)
+        inst = gen.read_url(rec["puzzlink_url"])
+        sols, _ = gen.solve(inst)
+        assert len(sols) == 1, rec["puzzlink_url"]
+        inst.answer = sols[0]
+        assert codec.parse(gen.to_pzprv3(inst)).solution == solution
+
+
+# -- framework ---------------------------------------------------------------------------------
+
+def test_registry():
+    assert set(MODULES) == {"sudoku", "lightup", "shakashaka", "nurikabe", "tapa", "heyawake"}
+    assert {"sudoku", "lightup", "shakashaka", "nurikabe"} <= set(available())
+    assert get("akari").name == "lightup"
+    with pytest.raises(PtrmError):
+        get("kakuro")
+
+
+def test_puzzle_depends_only_on_seed_type_index():
+    gen = get("lightup")
+    a = gen.make(puzzle_rng(3, "lightup", 5), 10, 10, Knobs())
+    gen.make(puzzle_rng(3, "lightup", 4), 10, 10, Knobs())  # other work in between
+    b = gen.make(puzzle_rng(3, "lightup", 5), 10, 10, Knobs())
+    assert a.clues == b.clues and a.fixed == b.fixed and (a.answer == b.answer).all()
+    c = gen.make(puzzle_rng(4, "lightup", 5), 10, 10, Knobs())
+    assert c.fixed != a.fixed
+
+
+def test_knobs():
+    gen = get("sudoku")
+    full = gen.make(puzzle_rng(0, "sudoku", 0), 9, 9, Knobs(minimal=False))
+    assert len(full.clues) == 81
+    capped = gen.make(puzzle_rng(0, "sudoku", 0), 9, 9, Knobs(max_clues=40))
+    assert len(capped.clues) == 40
+    sym = gen.make(puzzle_rng(0, "sudoku", 0), 9, 9, Knobs(params={"symmetric": 1}))
+    assert all((8 - r, 8 - c) in sym.clues for r, c in sym.clues)
+    hard = gen.make(puzzle_rng(0, "sudoku", 1), 9, 9, Knobs(min_difficulty=5))
+    assert hard.stats["difficulty"]["conflicts"] >= 5
+    with pytest.raises(PtrmError):
+        gen.check_params(Knobs(params={"nonsense": 1}))
+    with pytest.raises(PtrmError):
+        gen.check_size(10, 10)
+    assert Knobs(max_clues=30, params={"walls": 0.2}).tag() == "max_clues=30,walls=0.2"
+
+
+def _lines(path):
+    return Path(path).read_text().splitlines()
+
+
+def test_resume_and_determinism_across_workers(installed_codec, tmp_path):
+    installed_codec("sudoku")
+    job = Job("sudoku", 9, 9, 5, Knobs())
+    one = tmp_path / "one.jsonl"
+    assert run(job, 4, one, workers=1)["made"] == 4
+    # two workers: the same file
+    two = tmp_path / "two.jsonl"
+    run(job, 4, two, workers=2)
+    assert _lines(two) == _lines(one)
+    # an interrupted run: two whole lines and a partial third; resuming completes it
+    part = tmp_path / "part.jsonl"
+    lines = _lines(one)
+    part.write_text(lines[0] + "\n" + lines[1] + "\n" + lines[2][:40])
+    summary = run(job, 4, part, workers=1)
+    assert summary == {"made": 2, "present": 2, "seconds": summary["seconds"]}
+    assert _lines(part) == lines
+    assert part.read_text().endswith("\n")
+    # nothing left to do
+    assert run(job, 4, part, workers=1)["made"] == 0
+    # a missing index in the middle is made, the rest kept (order: present ones first)
+    gap = tmp_path / "gap.jsonl"
+    gap.write_text("\n".join([lines[0], lines[2]]) + "\n")
+    run(job, 3, gap, workers=1)
+    assert sorted(_lines(gap)) == sorted(lines[:3])
+
+
+def test_resume_refuses_another_run(installed_codec, tmp_path):
+    installed_codec("sudoku")
+    out = tmp_path / "s.jsonl"
+    run(Job("sudoku", 9, 9, 1, Knobs()), 1, out)
+    for other in (Job("sudoku", 9, 9, 2, Knobs()), Job("sudoku", 9, 9, 1, Knobs(max_clues=30)),
+                  Job("sudoku", 4, 4, 1, Knobs())):
+        with pytest.raises(PtrmError, match="another run"):
+            ResumableJsonl(out, other)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("not json\n")
+    with pytest.raises(PtrmError, match="not a JSON line"):
+        ResumableJsonl(bad, Job("sudoku", 9, 9, 1, Knobs()))
+
+
+def test_cli_generate(installed_codec, tmp_path):
+    from typer.testing import CliRunner
+
+    from ptrm_cli.app import app
+
+    installed_codec("lightup")
+    out = tmp_path / "l.jsonl"
+    args = ["generate", "lightup", "--n", "2", "--out", str(out), "--seed", "3", "--workers", "1",
+            "-q", "-p", "walls=0.2"]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    recs = [json.loads(x) for x in _lines(out)]
+    assert [r["index"] for r in recs] == [0, 1] and recs[0]["knobs"] == "walls=0.2"
+    assert recs[0]["id"] == "gen-lightup-10x10-s3-000000"
+    res = CliRunner().invoke(app, args[:-2])  # other knobs, same file: refused
+    assert res.exit_code == 2 and "another run" in res.output
+    res = CliRunner().invoke(app, ["generate", "lightup", "--n", "1", "--out", str(out),
+                                   "--size", "ten"])
+    assert res.exit_code == 2 and "ROWSxCOLS" in res.output
+    res = CliRunner().invoke(app, ["generate", "kakuro", "--n", "1", "--out", str(out)])
+    assert res.exit_code == 2 and "no generator" in res.output
+
+
+def test_build_data_reads_generated_records(batches, installed_codec, tmp_path):
+    """What `ptrm build-data` reads: the codec's from_record on each JSONL line."""
+    from ptrm_cli import codec as registry
+
+    path = tmp_path / "gen.jsonl"
+    with open(path, "w") as f:
+        for recs in batches.values():
+            for rec in recs:
+                f.write(json.dumps(rec) + "\n")
+    for line in _lines(path):
+        rec = json.loads(line)
+        puzzle, solution = registry.get(rec["type"]).from_record(rec)
+        assert solution.grid.shape == (puzzle.rows, puzzle.cols)
+    assert os.path.getsize(path) > 0
