@@ -188,7 +188,7 @@ def test_encoding_matches_golden(installed_codec, name):
 # -- framework ---------------------------------------------------------------------------------
 
 def test_registry():
-    assert set(MODULES) == {"sudoku", "lightup", "shakashaka", "nurikabe", "tapa", "heyawake"}
+    assert set(MODULES) == {"sudoku", "lightup", "shakashaka", "nurikabe", "tapa", "heyawake", "maze"}
     assert {"sudoku", "lightup", "shakashaka", "nurikabe"} <= set(available())
     assert get("akari").name == "lightup"
     with pytest.raises(PtrmError):
