@@ -10,7 +10,7 @@ import typer
 from typer.core import TyperGroup
 
 from . import __version__
-from .commands import build_data, codecs, convert, eval as eval_cmd, generate, solve, train
+from .commands import bench, build_data, codecs, convert, eval as eval_cmd, generate, solve, train
 from .console import err_console
 from .errors import PtrmError
 
@@ -73,6 +73,7 @@ app.command("train")(train.train)
 app.command("codecs")(codecs.list_codecs)
 app.command("generate")(generate.generate)
 app.command("convert")(convert.convert)
+app.command("bench")(bench.bench)
 
 
 def main():

@@ -305,8 +305,9 @@ def run_eval(loaded: LoadedModel, ev: EvalSet, s: EvalSettings, *,
              progress: Callable[[float], None] | None = None) -> dict:
     """Every run, scored. `progress(fraction)` is called as compute completes."""
     from .engine import metrics
+    from .engine.distributed import sample  # sharded over the ranks of a torchrun launch
     from .engine.model import count_parameters, flops_per_step
-    from .engine.sampler import SamplerConfig, sample
+    from .engine.sampler import SamplerConfig
 
     cfg = loaded.config
     P = len(ev)
@@ -324,7 +325,7 @@ def run_eval(loaded: LoadedModel, ev: EvalSet, s: EvalSettings, *,
                 progress(min(1.0, (base + stop * K * D) / units_total))
 
         if loaded.device.startswith("cuda"):
-            torch.cuda.synchronize()
+            torch.cuda.synchronize(loaded.device)
         t0 = time.perf_counter()
         out = sample(loaded.model, ev.inputs,
                      SamplerConfig(K=K, D=D, sigma=sigma, perturb=s.perturb,

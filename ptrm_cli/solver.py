@@ -7,15 +7,16 @@ The engine sees token arrays only; this module is the one place that hands token
 and back. Decoding and verifying run in Python, once per rollout, and rollouts often agree, so
 verdicts are cached per distinct prediction (`Verifier`).
 
-`solve_puzzle` runs the K rollouts in waves: with the verified selector it can stop at the first
-wave that contains a rules-valid rollout (adaptive early stop), which is what makes a CPU solve
-affordable. Wave w draws its noise from seed `wave_seed(seed, w)`; wave 0 uses the seed itself,
-so a single wave is exactly `sampler.sample(..., seed=seed)`.
+`solve_puzzle` runs the K rollouts in waves on the fast engine (engine/fast.py): with the
+verified selector it stops as soon as a rollout satisfies the rules, checked at the end of each
+wave or every few steps (adaptive early stop), which is what makes a CPU solve affordable.
+Rollout k's noise depends only on (seed, puzzle, k), so waves are a prefix of one run: a solve in
+waves of 4 runs exactly the first rollouts of a solve in one wave of K, and one wave of K is
+exactly `sampler.sample(..., seed=seed)`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import re
@@ -284,14 +285,6 @@ def valid_matrix(verifiers: list[Verifier], preds: torch.Tensor) -> torch.Tensor
 
 # -- solving one puzzle -------------------------------------------------------------------------
 
-def wave_seed(seed: int, wave: int) -> int:
-    """Wave 0 keeps the run's seed; later waves get independent 62-bit seeds derived from it."""
-    if wave == 0:
-        return int(seed)
-    h = hashlib.blake2b(f"ptrm-wave:{int(seed)}:{wave}".encode(), digest_size=8).digest()
-    return int.from_bytes(h, "little") >> 2
-
-
 @dataclass
 class SolveResult:
     codec: Codec
@@ -311,18 +304,24 @@ class SolveResult:
     time_s: float
     preds: torch.Tensor = field(repr=False)  # [rollouts, L]
     q_all: torch.Tensor = field(repr=False)  # [rollouts]
+    row_steps: int = 0       # supervision steps computed, summed over rollouts
+    flops: float = 0.0       # row_steps x flops_per_step
+    chosen_step: int = 0     # the step at which the chosen rollout's answer was read
+    timed_out: bool = False  # stopped by the time limit (answer: the best so far)
 
 
 def solve_puzzle(loaded: LoadedModel, codec: Codec, puzzle: Puzzle, family: Family, *,
                  K: int, D: int, sigma: float, perturb: str = "z", seed: int = 0,
                  selector: str = "verified", early_stop: bool = True, wave: int | None = None,
-                 chunk_rows: int | None = None,
+                 chunk_rows: int | None = None, check_every: int | None = None,
+                 q_threshold: float | None = None, time_limit: float | None = None,
+                 compile: bool = False,
                  on_wave: Callable[[int, int], None] | None = None) -> SolveResult:
     """K rollouts (in waves of `wave`), then one answer by `selector`. With the verified
-    selector and `early_stop`, stops after the first wave holding a rules-valid rollout.
-    `on_wave(done, K)` reports progress."""
-    from .engine import metrics
-    from .engine.sampler import SamplerConfig, sample
+    selector and `early_stop`, stops as soon as a rollout satisfies the rules, checked every
+    `check_every` steps (None: at the end of each wave), or (q_threshold) one is confident;
+    `time_limit` seconds: answer from the rollouts so far. `on_wave(done, K)` reports progress."""
+    from .engine import fast, metrics
 
     if selector not in SELECTORS:
         raise PtrmError(f"unknown selector {selector!r} (choose from {', '.join(SELECTORS)})")
@@ -330,32 +329,31 @@ def solve_puzzle(loaded: LoadedModel, codec: Codec, puzzle: Puzzle, family: Fami
     tokens = torch.as_tensor(codec.encode(puzzle, family=family), dtype=torch.long)[None]
     verifier = Verifier(codec, puzzle, family)
     wave = K if wave is None else max(1, min(int(wave), K))
-    preds, qs, valids = [], [], []
-    done, w, stopped = 0, 0, False
-    while done < K:
-        k = min(wave, K - done)
-        cfg = SamplerConfig(K=k, D=D, sigma=sigma, perturb=perturb, chunk_rows=chunk_rows)
-        out = sample(loaded.model, tokens, cfg, seed=wave_seed(seed, w))
-        preds.append(out.preds[0])
-        qs.append(out.q[0])
-        valids.append(verifier.valid(out.preds[0]))
-        done, w = done + k, w + 1
-        if on_wave is not None:
-            on_wave(done, K)
-        if early_stop and selector == "verified" and bool(valids[-1].any()) and done < K:
-            stopped = True
-            break
-    P, Q, V = torch.cat(preds), torch.cat(qs), torch.cat(valids)
+    stop = early_stop and selector == "verified"
+    engine = fast.engine_for(loaded.model, compile=compile)
+    res = fast.run(engine, tokens, K=K, D=D, sigma=sigma, perturb=perturb, seed=seed, wave=wave,
+                   capacity=max(wave, chunk_rows or wave),
+                   check_every=check_every if stop else None,
+                   q_threshold=q_threshold if stop else None,
+                   verify=(lambda p, preds: verifier.valid(preds)) if stop else None,
+                   time_limit=time_limit, on_progress=on_wave)
+    ran = torch.nonzero(res.steps[0] > 0).flatten()
+    P, Q = res.preds[0, ran], res.q[0, ran]
+    V = verifier.valid(P)
     A = verifier.answers(P)
-    chosen = int(metrics.select(A[None], Q[None], selector, V[None])[0])
-    verdict = verifier(P[chosen].numpy())
-    q = float(Q[chosen])
+    pick = int(metrics.select(A[None], Q[None], selector, V[None])[0])
+    verdict = verifier(P[pick].numpy())
+    q = float(Q[pick])
+    stopped = bool(res.stopped[0]) and int(res.row_steps) < K * D
     return SolveResult(
         codec=codec, puzzle=puzzle, solution=verdict.solution, valid=verdict.valid,
         violations=verdict.violations, q=q, confidence=_sigmoid(q),
-        agree=int(metrics.agreement(A[None], torch.tensor([chosen]))[0]), rollouts=done,
-        valid_rollouts=int(V.sum()), distinct=len(torch.unique(A, dim=0)), waves=w,
-        stopped_early=stopped, chosen=chosen, time_s=time.perf_counter() - t0, preds=P, q_all=Q)
+        agree=int(metrics.agreement(A[None], torch.tensor([pick]))[0]), rollouts=len(ran),
+        valid_rollouts=int(V.sum()), distinct=len(torch.unique(A, dim=0)),
+        waves=int(res.stats["waves_started"][0]), stopped_early=stopped,
+        chosen=int(ran[pick]), time_s=time.perf_counter() - t0, preds=P, q_all=Q,
+        row_steps=int(res.row_steps), flops=float(res.flops),
+        chosen_step=int(res.steps[0, ran[pick]]), timed_out=res.timed_out)
 
 
 def _sigmoid(x: float) -> float:

@@ -60,6 +60,9 @@ def evaluate(
     out: Path = typer.Option(None, "--out", "-o", show_default="eval_<split>",
                              help="Folder for report.json and the plots."),
     plots: bool = typer.Option(True, "--plots/--no-plots", help="Write the PNG plots."),
+    gpus: int = typer.Option(None, "--gpus", min=1, show_default="1 (or torchrun's processes)",
+                             help="Shard the puzzles over N GPUs of this machine: runs this "
+                                  "command again under torchrun with N processes."),
     as_json: bool = JSON,
 ):
     """Evaluate PTRM against deterministic TRM: every selector, per type, over seeds."""
@@ -71,7 +74,12 @@ def evaluate(
     if not sigmas:
         raise PtrmError("--sigma: give at least one value")
     dets = _ints(det_D, "--det-D")
-    device = resolve_device(device)
+    from ..engine import distributed
+
+    if gpus and gpus > 1 and not distributed.launched():
+        raise typer.Exit(distributed.relaunch(gpus))
+    device = distributed.setup(resolve_device(device))
+    main = distributed.is_main()
     budget = solver.parse_memory(memory)
     loaded = solver.load_model(checkpoint, device)
     D = D or loaded.config.halt_max_steps
@@ -84,16 +92,21 @@ def evaluate(
         det_chunk_rows=solver.plan_chunk_rows(loaded.config, 1, D, budget))
     out = out or Path(f"eval_{Path(evset.name).name}")
 
+    if not main:  # other ranks of a torchrun launch: compute their share, print nothing
+        ev_mod.run_eval(loaded, evset, settings)
+        return
     for t, why in evset.skipped.items():
         err_console.print(f"[yellow]skipped[/] {t}: {why}", highlight=False)
     for u in evset.unusable:
         err_console.print(f"[yellow]skipped[/] {u['type']} puzzle on line {u['line']}: "
                           f"{u['reason']}", highlight=False)
+    ranks = distributed.world()[1]
     err_console.print(
         f"[dim]{evset.name}: {len(evset)} puzzles · K={K} D={D} "
         f"σ={','.join(f'{s:g}' for s in sigmas)} "
         f"perturb={perturb} · seeds {settings.seeds} · TRM baselines D={settings.det_D} · "
-        f"device={device} · {loaded.path}[/]", highlight=False)
+        f"device={device}{f' x{ranks} processes' if ranks > 1 else ''} · {loaded.path}[/]",
+        highlight=False)
 
     from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, \
         TimeElapsedColumn, TimeRemainingColumn

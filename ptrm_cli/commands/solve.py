@@ -14,6 +14,11 @@ from ..errors import PtrmError
 from ..options import DEVICE, JSON, resolve_device
 
 EXIT_SOLVED, EXIT_UNSOLVED = 0, 1  # usage errors: PtrmError.exit_code (2)
+#: defaults on a CPU, sized so a 10x10 puzzle with the 7M model finishes in about half a minute
+#: on 2 cores even when no rollout solves it (docs/PERFORMANCE.md has the measurements); a GPU
+#: keeps the paper's K=100 in one wave, checked at its end
+GPU_K = 100
+CPU_DEFAULTS = {"K": 8, "wave": 4, "check_every": 1, "time_limit": 20.0}
 PERTURB_HELP = ("Where the noise goes: z (the paper), y, both, or init (z before the first step "
                 "only).")
 
@@ -21,7 +26,8 @@ PERTURB_HELP = ("Where the noise goes: z (the paper), y, both, or init (z before
 def solve(
     input: str = typer.Argument(..., help="Puzzle file, puzz.link URL, or - for stdin.",
                                 show_default=False),
-    K: int = typer.Option(100, "--K", min=1, help="Rollouts (width)."),
+    K: int = typer.Option(None, "--K", min=1, show_default="100; 8 on CPU",
+                          help="Rollouts (width)."),
     D: int = typer.Option(None, "--D", min=1, show_default="the model's N_sup",
                           help="Supervision steps per rollout (depth)."),
     sigma: float = typer.Option(0.2, "--sigma", min=0.0, help="Noise scale added to the latent."),
@@ -33,6 +39,15 @@ def solve(
                                          "that holds a rules-valid rollout."),
     wave: int = typer.Option(None, "--wave", min=1, show_default="K on GPU, 4 on CPU",
                              help="Rollouts per wave."),
+    check_every: int = typer.Option(None, "--check-every", min=1,
+                                    show_default="end of each wave on GPU, every step on CPU",
+                                    help="With early stop: steps between rules checks."),
+    time_limit: float = typer.Option(None, "--time-limit", min=0.0,
+                                     show_default="none on GPU, 20 s on CPU",
+                                     help="Seconds of rollouts at most; then the best so far."),
+    threads: int = typer.Option(None, "--threads", min=1,
+                                show_default="CPU cores (1 when the machine is busy)",
+                                help="CPU threads for torch."),
     checkpoint: str = typer.Option(None, "--checkpoint", "-c", show_default="the bundled model",
                                    help="Checkpoint folder (or official TRM step file)."),
     codec: str = typer.Option(None, "--codec", help="Puzzle type; overrides auto-detection."),
@@ -57,15 +72,33 @@ def solve(
     loaded = solver.load_model(checkpoint, device)
     family = solver.family_for(c, loaded)
     D = D or loaded.config.halt_max_steps
+    cpu = device == "cpu"
+    cpu_defaults = {}
+    if cpu:  # CPU-sized defaults for whatever the user left out; they are stated in the output
+        given = {"K": K, "wave": wave, "check_every": check_every, "time_limit": time_limit}
+        cpu_defaults = {k: v for k, v in CPU_DEFAULTS.items() if given[k] is None}
+        K = K if K is not None else CPU_DEFAULTS["K"]
+        check_every = check_every if check_every is not None else CPU_DEFAULTS["check_every"]
+        time_limit = time_limit if time_limit is not None else CPU_DEFAULTS["time_limit"]
+        if wave is None:
+            wave = min(K, CPU_DEFAULTS["wave"])
+        import torch
+
+        cpu_defaults["threads"] = threads or _cpu_threads()
+        torch.set_num_threads(cpu_defaults["threads"])
+    K = K if K is not None else GPU_K
     if wave is None:
-        wave = K if device != "cpu" else min(K, 4)
+        wave = K
     # one wave is one forward batch (a puzzle's rollouts are never split): keep it in budget
     budget = budget or solver.default_memory(device)
     wave = max(1, min(wave, K, budget // solver.bytes_per_row(loaded.config, D)))
     chunk_rows = wave
+    if "wave" in cpu_defaults:
+        cpu_defaults["wave"] = wave  # the value used (never more than K)
 
     kwargs = dict(K=K, D=D, sigma=sigma, perturb=perturb, seed=seed, selector=select,
-                  early_stop=early_stop, wave=wave, chunk_rows=chunk_rows)
+                  early_stop=early_stop, wave=wave, chunk_rows=chunk_rows,
+                  check_every=check_every, time_limit=time_limit or None)
     if wave < K:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, \
             TimeElapsedColumn
@@ -86,7 +119,8 @@ def solve(
     if given is not None and not c.verify(parsed.puzzle, given):
         matches = bool(res.solution == given)
     settings = dict(K=K, D=D, sigma=sigma, perturb=perturb, seed=seed, selector=select,
-                    device=device, checkpoint=loaded.path)
+                    device=device, checkpoint=loaded.path, wave=wave, check_every=check_every,
+                    time_limit=time_limit, cpu_defaults=cpu_defaults)
     if as_json:
         typer.echo(solver.to_json(_json(res, parsed, source, matches, settings)))
     else:
@@ -113,6 +147,9 @@ def _json(res: solver.SolveResult, parsed, source: str, matches, s: dict) -> dic
         "valid_rollouts": res.valid_rollouts, "distinct_answers": res.distinct,
         "waves": res.waves, "stopped_early": res.stopped_early, "matches_answer": matches,
         "source": source, "format": parsed.format,
+        "wave": s["wave"], "check_every": s["check_every"], "time_limit": s["time_limit"],
+        "timed_out": res.timed_out, "row_steps": res.row_steps, "flops": res.flops,
+        "chosen_step": res.chosen_step, "cpu_defaults": s["cpu_defaults"] or None,
     }
 
 
@@ -141,6 +178,31 @@ def _show(res: solver.SolveResult, matches, s: dict) -> None:
     url = c.solution_url(res.puzzle, res.solution)
     if url:
         console.print(f"open: {url}", highlight=False, soft_wrap=True)
+    if res.timed_out:
+        console.print(f"[yellow]time limit of {s['time_limit']:g} s reached[/]: the answer is the "
+                      f"best of the rollouts so far (--time-limit to change)", highlight=False)
     console.print(f"[dim]K={s['K']} D={s['D']} sigma={s['sigma']:g} perturb={s['perturb']} "
                   f"select={s['selector']} seed={s['seed']} device={s['device']} · "
+                  f"{res.row_steps} rollout-steps ({res.flops:.2e} FLOP) · "
                   f"{s['checkpoint']}[/]", highlight=False, soft_wrap=True)
+    if s["cpu_defaults"]:
+        d = s["cpu_defaults"]
+        parts = [f"{k.replace('_', '-')}={v:g}" if isinstance(v, float) else
+                 f"{k.replace('_', '-')}={v}" for k, v in d.items()]
+        console.print(f"[dim]CPU defaults: {' '.join(parts)} (GPU: K={GPU_K} in one wave, "
+                      f"checked at its end, no time limit); set --K, --wave, --check-every, "
+                      f"--time-limit, --threads to change[/]", highlight=False, soft_wrap=True)
+
+
+def _cpu_threads() -> int:
+    """All cores, unless other processes already keep them busy: then one thread, because
+    torch's OpenMP threads wait for each other at every operation and a busy machine makes
+    that wait long (measured: 6x slower with 2 threads than with 1 at load 12 on 2 cores)."""
+    import os
+
+    cores = os.cpu_count() or 1
+    try:
+        load = os.getloadavg()[0]
+    except (OSError, AttributeError):
+        return cores
+    return max(1, min(cores, int(cores - load + 0.5)))

@@ -2,16 +2,32 @@
 noise of scale sigma added to the latent before every step, then one answer and one Q-halt logit
 per rollout. Selecting among the rollouts is metrics.py's job.
 
-Puzzles x K rollouts are flattened into one batch (puzzle-major) and processed in chunks of
-whole puzzles. Noise for a puzzle comes from its own generator, seeded by the run's seed and the
-puzzle's tokens, so a rollout's noise does not depend on chunking, on the order of puzzles, or
-on which other puzzles share the batch (sharding across GPUs gives the same answers).
-With K=1 and sigma=0 no noise is drawn at all: it is exactly the deterministic TRM.
+Two implementations share this module's noise and give the same rollouts:
+
+  eager  (`fast=False`)  this file: puzzles x K flattened into one batch (puzzle-major) and run
+                         in chunks of whole puzzles through `TRM.step`. The reference, and the
+                         path for CPU, MPS and analysis runs that record latents.
+  fast   (`fast=True`, the default on CUDA)  engine/fast.py: a row pool on the device with
+                         weights pre-cast once, the network compiled, per-row step counters,
+                         argmax and Q on the device and a single host sync at the end; it also
+                         does adaptive compute (stop a puzzle once a rollout verifies or its Q
+                         is confident).
+
+Noise is counter-based: element e of rollout k of a puzzle at step t is a Gaussian computed
+from a 32-bit integer hash of (puzzle key, k, t, target, e) and Box-Muller, where the puzzle key
+comes from the run's seed and the puzzle's tokens. Nothing is drawn from a generator, so a
+rollout's noise does not depend on chunking, on the order of puzzles, on which puzzles share the
+batch or the GPU (sharding gives the same answers), on K (rollout k of a run with K=4 is rollout
+k of a run with K=100: waves of rollouts are prefixes of one run), or on how many steps other
+rows have taken. It is a handful of elementwise integer ops, so a compiler fuses it into one
+kernel and CUDA graphs can hold it. With K=1 and sigma=0 no noise is added at all: it is exactly
+the deterministic TRM.
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -20,6 +36,8 @@ import torch
 from .model import TRM, Carry
 
 PERTURB = ("z", "y", "both", "init")
+#: which latent a noise stream feeds (part of the hash, so y and z never share noise)
+TARGET_Z, TARGET_Y = 0, 1
 
 
 @dataclass
@@ -55,6 +73,26 @@ class Rollouts:
     stats: dict = field(default_factory=dict)
 
 
+# -- counter-based noise -------------------------------------------------------------------------
+#
+# All integers are 32-bit values held in int64 tensors (torch has no unsigned 32-bit arithmetic
+# on every device). Both multipliers are below 2**31, so x * c < 2**63 never overflows and the
+# low 32 bits are exact on every backend: CPU, CUDA, MPS, eager or compiled.
+
+M32 = 0xFFFFFFFF
+_MUL1, _MUL2 = 0x21F0AAAD, 0x735A2D97  # C. Wellons' "lowbias32" (improved) constants
+_TWO_PI = 2 * math.pi
+
+
+def mix32(x: torch.Tensor) -> torch.Tensor:
+    """A bijective 32-bit integer hash (xorshift-multiply, two rounds)."""
+    x = x ^ (x >> 16)
+    x = (x * _MUL1) & M32
+    x = x ^ (x >> 15)
+    x = (x * _MUL2) & M32
+    return x ^ (x >> 15)
+
+
 def puzzle_seed(seed: int, tokens: torch.Tensor) -> int:
     """A 63-bit seed from the run's seed and one puzzle's input tokens."""
     h = hashlib.blake2b(tokens.detach().to("cpu", torch.int64).numpy().tobytes(), digest_size=8,
@@ -62,12 +100,88 @@ def puzzle_seed(seed: int, tokens: torch.Tensor) -> int:
     return int.from_bytes(h.digest(), "little") >> 1
 
 
+def puzzle_keys(seed: int, inputs: torch.Tensor) -> torch.Tensor:
+    """[P, 2] int64: the (low, high) 32-bit words of each puzzle's seed."""
+    seeds = [puzzle_seed(seed, row) for row in inputs]
+    return torch.tensor([[s & M32, s >> 32] for s in seeds], dtype=torch.long).view(-1, 2)
+
+
+def stream_keys(key_lo: torch.Tensor, key_hi: torch.Tensor, k: torch.Tensor, t: torch.Tensor,
+                target: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Two 32-bit keys per row (all arguments [B] int64) naming the noise stream of rollout k of
+    a puzzle at step t (0-based) for one target latent."""
+    h = mix32(key_lo ^ 0x6A09E667)
+    h = mix32(h ^ key_hi)
+    h = mix32(h ^ (k & M32))
+    h = mix32(h ^ ((t * 2 + target) & M32))
+    return h, mix32(h ^ 0x5BE0CD19)
+
+
+def gaussian(a: torch.Tensor, b: torch.Tensor, n: int) -> torch.Tensor:
+    """[B, n] float32 standard normals: element e of the stream keyed (a, b) ([B] int64).
+    Two hashes of (e, a, b) give two 24-bit uniforms; Box-Muller turns them into one normal."""
+    e = torch.arange(n, device=a.device, dtype=torch.long)
+    a, b = a[:, None], b[:, None]
+    h1 = mix32(mix32((e + a) & M32) ^ b)
+    h2 = mix32(mix32((e + b) & M32) ^ a)
+    u1 = ((h1 >> 8) + 1).to(torch.float32) * (2.0 ** -24)  # (0, 1]: log is finite
+    u2 = (h2 >> 8).to(torch.float32) * (2.0 ** -24)  # [0, 1)
+    return torch.sqrt(-2.0 * torch.log(u1)) * torch.cos(_TWO_PI * u2)
+
+
+def add_noise(v: torch.Tensor, key_lo: torch.Tensor, key_hi: torch.Tensor, k: torch.Tensor,
+              t: torch.Tensor, target: int, sigma: float | torch.Tensor) -> torch.Tensor:
+    """v + sigma * N(0, I) for a batch of rows v [B, ...] (any float dtype), the noise of each row
+    named by its (puzzle key, rollout k, step t). Pure elementwise: compiles to one kernel."""
+    a, b = stream_keys(key_lo, key_hi, k, t, target)
+    eps = gaussian(a, b, v[0].numel()).view(v.shape)
+    return v + (sigma * eps).to(v.dtype)
+
+
+#: elements per noise block in the eager path: bounds the int64 temporaries (~8 x 256 MB)
+_NOISE_BLOCK = 1 << 25
+
+
+def add_noise_blocked(v: torch.Tensor, key_lo, key_hi, k, t, target: int,
+                      sigma: float) -> torch.Tensor:
+    """add_noise in row blocks, so eager memory stays bounded for any batch (same values)."""
+    per_row = max(1, v[0].numel())
+    rows = max(1, _NOISE_BLOCK // per_row)
+    if v.shape[0] <= rows:
+        return add_noise(v, key_lo, key_hi, k, t, target, sigma)
+    out = torch.empty_like(v)
+    for i in range(0, v.shape[0], rows):
+        j = i + rows
+        out[i:j] = add_noise(v[i:j], key_lo[i:j], key_hi[i:j], k[i:j], t[i:j], target, sigma)
+    return out
+
+
+# -- sampling ------------------------------------------------------------------------------------
+
 @torch.inference_mode()
 def sample(model: TRM, inputs: torch.Tensor, cfg: SamplerConfig, *, seed: int = 0,
            puzzle_ids: torch.Tensor | None = None,
-           on_chunk: Callable[[int, int], None] | None = None) -> Rollouts:
-    """Run cfg.K noisy rollouts of cfg.D supervision steps for each puzzle in `inputs` [P, L]."""
+           on_chunk: Callable[[int, int], None] | None = None,
+           fast: bool | None = None, first_rollout: int = 0, **fast_options) -> Rollouts:
+    """Run cfg.K noisy rollouts of cfg.D supervision steps for each puzzle in `inputs` [P, L].
+
+    Rollouts are numbered first_rollout .. first_rollout+K-1 (their noise depends on the
+    number, so rollouts 4..7 of one call are rollouts 4..7 of a call with K=8). `fast` None:
+    the fast engine on CUDA (unless latents are recorded), the eager loop elsewhere;
+    `fast_options` go to fast.Engine (compile, mode, ...)."""
     device = next(model.parameters()).device
+    if fast is None:
+        fast = device.type == "cuda" and not cfg.record_latents
+    if fast and not cfg.record_latents:
+        from . import fast as fast_mod
+
+        res = fast_mod.run(fast_mod.engine_for(model, **fast_options), inputs, K=cfg.K,
+                           D=cfg.D, sigma=cfg.sigma, perturb=cfg.perturb, seed=seed,
+                           puzzle_ids=puzzle_ids, capacity=cfg.chunk_rows,
+                           record_steps=cfg.record_steps, first_rollout=first_rollout,
+                           on_progress=None if on_chunk is None else
+                           (lambda done, total: on_chunk(done // cfg.K, total // cfg.K)))
+        return res.rollouts()
     P, L = inputs.shape
     K = cfg.K
     if P == 0:  # nothing to do; keep the documented shapes (torch.cat of nothing would fail)
@@ -77,13 +191,14 @@ def sample(model: TRM, inputs: torch.Tensor, cfg: SamplerConfig, *, seed: int = 
                         torch.zeros(0, K, cfg.D, L, dtype=torch.int16) if cfg.record_steps else None,
                         torch.zeros(0, K, cfg.D, S_hidden, dtype=torch.float16)
                         if cfg.record_latents else None)
+    keys = puzzle_keys(seed, inputs)
     per_chunk = max(1, (cfg.chunk_rows or P * K) // K)  # whole puzzles per chunk
     preds, qs, step_qs, step_preds, latents = [], [], [], [], []
     for start in range(0, P, per_chunk):
         stop = min(P, start + per_chunk)
         out = _sample_chunk(model, inputs[start:stop].to(device),
                             None if puzzle_ids is None else puzzle_ids[start:stop].to(device),
-                            cfg, seed)
+                            keys[start:stop].to(device), cfg, first_rollout)
         preds.append(out.preds.cpu())
         qs.append(out.q.cpu())
         if cfg.record_steps:
@@ -98,7 +213,7 @@ def sample(model: TRM, inputs: torch.Tensor, cfg: SamplerConfig, *, seed: int = 
 
 
 def _sample_chunk(model: TRM, inputs: torch.Tensor, puzzle_ids: torch.Tensor | None,
-                  cfg: SamplerConfig, seed: int) -> Rollouts:
+                  keys: torch.Tensor, cfg: SamplerConfig, first_rollout: int) -> Rollouts:
     p, L = inputs.shape
     K, D = cfg.K, cfg.D
     rows = inputs.repeat_interleave(K, dim=0)  # puzzle-major: rows [i*K, (i+1)*K) = puzzle i
@@ -106,13 +221,15 @@ def _sample_chunk(model: TRM, inputs: torch.Tensor, puzzle_ids: torch.Tensor | N
     x = model.embed(rows, ids)
     carry = model.init_carry(p * K, device=inputs.device)
     noisy = cfg.sigma > 0
-    gens = [_generator(seed, inputs[i], inputs.device) for i in range(p)] if noisy else []
+    key_lo, key_hi = (c.repeat_interleave(K) for c in keys.unbind(-1))
+    k = torch.arange(first_rollout, first_rollout + K, device=inputs.device).repeat(p)
 
     step_q, step_preds, latents = [], [], []
     out = None
     for t in range(D):
         if noisy and (cfg.perturb != "init" or t == 0):
-            carry = _perturb(carry, cfg, gens, K)
+            carry = perturb(carry, cfg.perturb, cfg.sigma, key_lo, key_hi, k,
+                            torch.full_like(k, t))
         out = model.step(carry, x)
         carry = out.carry
         if cfg.record_steps:
@@ -130,24 +247,11 @@ def _sample_chunk(model: TRM, inputs: torch.Tensor, puzzle_ids: torch.Tensor | N
     return res
 
 
-def _generator(seed: int, tokens: torch.Tensor, device) -> torch.Generator:
-    g = torch.Generator(device=device)
-    g.manual_seed(puzzle_seed(seed, tokens))
-    return g
-
-
-def _noise(like: torch.Tensor, sigma: float, gens: list[torch.Generator], K: int) -> torch.Tensor:
-    """sigma * N(0, I) shaped like `like` [p*K, S, hidden], drawn puzzle by puzzle."""
-    shape = (K, *like.shape[1:])
-    eps = torch.cat([torch.randn(shape, generator=g, device=like.device, dtype=torch.float32)
-                     for g in gens])
-    return (sigma * eps).to(like.dtype)
-
-
-def _perturb(carry: Carry, cfg: SamplerConfig, gens, K: int) -> Carry:
+def perturb(carry: Carry, where: str, sigma: float, key_lo, key_hi, k, t) -> Carry:
+    """The noise of one supervision step (before it), for rows named by (key, k, t)."""
     y, z = carry.y, carry.z
-    if cfg.perturb in ("z", "init", "both"):
-        z = z + _noise(z, cfg.sigma, gens, K)
-    if cfg.perturb in ("y", "both"):
-        y = y + _noise(y, cfg.sigma, gens, K)
+    if where in ("z", "init", "both"):
+        z = add_noise_blocked(z, key_lo, key_hi, k, t, TARGET_Z, sigma)
+    if where in ("y", "both"):
+        y = add_noise_blocked(y, key_lo, key_hi, k, t, TARGET_Y, sigma)
     return Carry(y=y, z=z)

@@ -1,0 +1,85 @@
+"""`ptrm bench`: ms per puzzle, TFLOP/s, share of the measured matmul peak and peak memory of
+PTRM here, for the eager loop, the fast engine and adaptive compute (ptrm_cli/benchmark.py)."""
+
+from __future__ import annotations
+
+import typer
+
+from .. import benchmark
+from ..errors import PtrmError
+
+
+def bench(
+    checkpoint: str = typer.Option(None, "--checkpoint", "-c",
+                                   show_default="a random TRM of --model's size",
+                                   help="Checkpoint folder (or official TRM step file)."),
+    model: str = typer.Option("7m", "--model",
+                              help="Without --checkpoint: 7m (the paper's TRM-Att, D=512, 8 "
+                                   "heads, T=3, n=6, P=16, vocab 294, seq 100) or tiny."),
+    K: int = typer.Option(100, "--K", min=1, help="Rollouts per puzzle."),
+    D: int = typer.Option(48, "--D", min=1, help="Supervision steps per rollout."),
+    sigma: float = typer.Option(0.2, "--sigma", min=0.0, help="Noise scale."),
+    puzzles: int = typer.Option(61, "--puzzles", min=1,
+                                help="Puzzles (the golden set is repeated if it has fewer; "
+                                     "with --split random, random tokens)."),
+    split: str = typer.Option("auto", "--split",
+                              help="auto (golden if available, else random), golden, random, a "
+                                   "PPBench JSONL file, a dataset folder, or a split name with "
+                                   "--data."),
+    data: str = typer.Option(None, "--data", help="Dataset folder for a named --split."),
+    modes: str = typer.Option("eager,fast,adaptive", "--modes",
+                              help="Comma-separated: eager, fast, fast-autotune, fast-step, "
+                                   "adaptive, curve (scaling runs by itself on several GPUs)."),
+    device: str = typer.Option("auto", "--device", help="auto | cpu | cuda | cuda:N"),
+    seed: int = typer.Option(0, "--seed", min=0, help="Noise seed (all modes)."),
+    repeats: int = typer.Option(1, "--repeats", min=1,
+                                help="Timed runs of each fast/adaptive mode (median)."),
+    chunk_rows: int = typer.Option(None, "--chunk-rows", min=1,
+                                   show_default="as many as fit in 60% of free memory",
+                                   help="Rows (puzzles x rollouts) in flight."),
+    compile: bool = typer.Option(None, "--compile/--no-compile", show_default="on CUDA",
+                                 help="torch.compile the fast engine."),
+    compile_mode: str = typer.Option("default", "--compile-mode",
+                                     help="default | max-autotune-no-cudagraphs."),
+    deterministic: bool = typer.Option(True, "--deterministic/--no-deterministic",
+                                       help="Inductor's deterministic mode (no kernel "
+                                            "choices by timing: the same kernels on every "
+                                            "GPU)."),
+    check_every: int = typer.Option(4, "--check-every", min=1,
+                                    help="Adaptive: steps between checks."),
+    wave: int = typer.Option(None, "--wave", min=1, show_default="K",
+                             help="Adaptive: rollouts per wave."),
+    q_threshold: float = typer.Option(0.9, "--q-threshold",
+                                      help="Adaptive: stop when sigmoid(Q) exceeds this "
+                                           "(a value above 1 turns the Q rule off)."),
+    rules: bool = typer.Option(True, "--rules/--no-rules",
+                               help="Adaptive: stop when a rollout satisfies the rules."),
+    peak_size: int = typer.Option(None, "--peak-size", min=64,
+                                  show_default="8192 on GPU, 1024 on CPU",
+                                  help="Matrix size of the peak measurement."),
+    out: str = typer.Option(None, "--out", "-o", help="Write the full report (JSON) here."),
+    gpus: int = typer.Option(None, "--gpus", min=1,
+                             help="Run on N GPUs of this machine (re-launches under torchrun); "
+                                  "adds the scaling measurement."),
+):
+    """Benchmark PTRM: eager vs fast vs adaptive, against this card's measured matmul peak."""
+    from ..engine import distributed
+
+    if gpus and gpus > 1 and not distributed.launched():
+        raise typer.Exit(distributed.relaunch(gpus))
+    if model not in ("7m", "tiny"):
+        raise PtrmError(f"--model {model!r}: expected 7m or tiny")
+    opts = benchmark.BenchOptions(
+        checkpoint=checkpoint, model=model, K=K, D=D, sigma=sigma, puzzles=puzzles, split=split,
+        data=data, modes=[m.strip() for m in modes.split(",") if m.strip()], device=device,
+        seed=seed, repeats=repeats, chunk_rows=chunk_rows, compile=compile,
+        compile_mode=compile_mode, deterministic=deterministic, check_every=check_every,
+        wave=wave, q_threshold=q_threshold, rules=rules, peak_size=peak_size, out=out)
+    try:
+        report = benchmark.run_bench(opts)
+    except ValueError as e:
+        raise PtrmError(str(e)) from None
+    if distributed.is_main():
+        typer.echo(benchmark.table(report))
+        if out:
+            typer.echo(f"wrote {out}")

@@ -1,0 +1,78 @@
+"""`ptrm bench` end to end on a CPU with a tiny model: every mode runs, the JSON report holds the
+numbers the table prints, and the curve's replay agrees with a real adaptive run."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from ptrm_cli import benchmark
+from ptrm_cli.app import app
+
+from fixtures_models import golden_examples, installed_codecs
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
+def test_bench_runs_every_mode_and_writes_json(tmp_path):
+    out = tmp_path / "bench.json"
+    r = CliRunner().invoke(app, ["bench", "--model", "tiny", "--K", "3", "--D", "2",
+                                 "--puzzles", "4", "--split", "random", "--device", "cpu",
+                                 "--modes", "eager,fast,adaptive", "--check-every", "1",
+                                 "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    rep = json.loads(out.read_text())
+    assert rep["format"] == benchmark.FORMAT and rep["puzzles"]["n"] == 4
+    assert rep["peak"]["tflops"] > 0
+    modes = {m["mode"]: m for m in rep["modes"]}
+    assert set(modes) == {"eager", "fast", "adaptive"}
+    for m in modes.values():
+        assert "error" not in m, m
+        for key in ("ms_per_puzzle", "tflops", "share_of_peak", "flops_per_puzzle",
+                    "warmup_compile_s"):
+            assert m[key] >= 0, key
+    assert modes["eager"]["flops_per_puzzle"] == rep["fixed_flops_per_puzzle"]
+    assert modes["fast"]["flops_per_puzzle"] == rep["fixed_flops_per_puzzle"]
+    assert modes["adaptive"]["compute_vs_fixed"] <= 1.0
+    # on a CPU the fast engine is the eager math: the same rollouts, bit for bit
+    agree = rep["agreement"]["fast vs eager"]
+    assert agree["rollouts_identical"] == 1.0 and agree["max_abs_dq"] == 0
+    assert "ms/puzzle" in r.stdout and "matmul peak" in r.stdout and "fast" in r.stdout
+
+
+def test_bench_curve_on_golden_puzzles(tmp_path):
+    if "sudoku" not in installed_codecs() or not golden_examples(["sudoku"]):
+        pytest.skip("needs the golden set and the built-in codecs")
+    out = tmp_path / "curve.json"
+    report = benchmark.run_bench(benchmark.BenchOptions(
+        model="tiny", K=3, D=2, puzzles=3, split="golden", modes=["curve"], device="cpu",
+        out=str(out)))
+    (curve,) = report["modes"]
+    assert "error" not in curve, curve
+    cur = curve["curve"]
+    assert cur["K"] == 3 and cur["D"] == 2 and cur["points"] and cur["pareto"]
+    assert set(cur["summary"]) == {"best_q", "verified"}
+    real = curve["real_run_of_best_policy"]
+    if real:  # the cheapest matching policy is adaptive: its real run must match the replay
+        assert real["same_choices_as_replay"] == 1.0
+        assert real["flops_per_puzzle"] == pytest.approx(real["replay_flops_per_puzzle"])
+    assert json.loads(out.read_text())["modes"][0]["mode"] == "curve"
+    assert "curve (verified)" in benchmark.table(report)
+
+
+def test_bench_without_typer_and_bad_modes(capsys):
+    assert benchmark.main(["--model", "tiny", "--K", "2", "--D", "1", "--puzzles", "2",
+                           "--split", "random", "--device", "cpu", "--modes", "fast"]) == 0
+    assert "ms/puzzle" in capsys.readouterr().out
+    r = CliRunner().invoke(app, ["bench", "--model", "tiny", "--split", "random",
+                                 "--device", "cpu", "--modes", "warp-speed"])
+    assert r.exit_code == 2 and "unknown mode" in r.output
