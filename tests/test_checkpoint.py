@@ -329,3 +329,28 @@ def test_convert_command(step0, tmp_path):
     res = runner.invoke(app, ["convert", str(step0), "--out", str(tmp_path / "ck3"),
                               "--set", "L_cycles"])
     assert res.exit_code == 2 and "KEY=VALUE" in res.output
+
+
+def test_convert_attaches_a_codec_family(step0, tmp_path):
+    """The fixture has 12 tokens, like TRM's ARC set: --family arc makes the arc codec accept it."""
+    from typer.testing import CliRunner
+
+    from ptrm_cli import codec as registry
+    from ptrm_cli.app import app
+
+    if "arc" not in registry.registered():
+        pytest.skip("the arc codec is not installed")
+    runner = CliRunner()
+    sets = [arg for k, v in SETTINGS.items() for arg in ("--set", f"{k}={v}")]
+    res = runner.invoke(app, ["convert", str(step0), "--out", str(tmp_path / "ck"),
+                              "--family", "arc", *sets])
+    assert res.exit_code == 0, res.output
+    _, vocab, _ = load_checkpoint(tmp_path / "ck")
+    assert registry.get("arc").family_for(vocab).name == "arc"
+
+    res = runner.invoke(app, ["convert", str(step0), "--out", str(tmp_path / "ck2"),
+                              "--family", "ppbench", *sets])  # 294 tokens vs the weights' 12
+    assert res.exit_code == 2 and "294" in res.output
+    res = runner.invoke(app, ["convert", str(step0), "--out", str(tmp_path / "ck3"),
+                              "--family", "nope", *sets])
+    assert res.exit_code == 2 and "no installed codec has that family" in res.output

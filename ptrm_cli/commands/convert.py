@@ -29,6 +29,17 @@ def _parse_settings(items: list[str]) -> dict:
     return out
 
 
+def _family_vocab(name: str):
+    """The vocabulary of an installed codec family, by name."""
+    from .. import codec as registry
+
+    families = {f.name: f for reg in registry.registered().values() for f in reg.codec.families}
+    if name not in families:
+        raise PtrmError(f"--family {name!r}: no installed codec has that family "
+                        f"(known: {', '.join(sorted(families))})")
+    return families[name].vocab
+
+
 def convert(
     step_file: Path = typer.Argument(..., help="Official TRM checkpoint file (step_N)."),
     out: Path = typer.Option(..., "--out", "-o", help="Checkpoint directory to write."),
@@ -38,13 +49,18 @@ def convert(
     settings: list[str] = typer.Option([], "--set",
                                        help="Model setting KEY=VALUE the weights do not reveal, "
                                             "e.g. --set L_cycles=6 (repeatable)."),
+    family: str = typer.Option(None, "--family",
+                               help="Attach this token family's vocabulary (e.g. sudoku-native, "
+                                    "maze, arc; see `ptrm codecs`) so the codecs accept the "
+                                    "model. Without it the model gets a generic table."),
     as_json: bool = JSON,
 ):
     """Import an official TRM checkpoint and write it in ptrm's safetensors format."""
     from ..engine.checkpoint import import_official, save_checkpoint
     from ..engine.model import count_parameters
 
-    model, vocab, meta = import_official(step_file, config_yaml=config,
+    vocab = _family_vocab(family) if family else None
+    model, vocab, meta = import_official(step_file, config_yaml=config, vocab=vocab,
                                          **_parse_settings(settings))
     save_checkpoint(out, model, vocab, meta)
     cfg = model.config.to_dict()
