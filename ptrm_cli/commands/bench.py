@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import typer
 
-from .. import benchmark
 from ..errors import PtrmError
 
 
@@ -69,6 +68,8 @@ def bench(
         raise typer.Exit(distributed.relaunch(gpus))
     if model not in ("7m", "tiny"):
         raise PtrmError(f"--model {model!r}: expected 7m or tiny")
+    from .. import benchmark  # torch loads here, not when `ptrm --help` starts
+
     opts = benchmark.BenchOptions(
         checkpoint=checkpoint, model=model, K=K, D=D, sigma=sigma, puzzles=puzzles, split=split,
         data=data, modes=[m.strip() for m in modes.split(",") if m.strip()], device=device,

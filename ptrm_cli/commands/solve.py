@@ -6,9 +6,10 @@ Exit codes: 0 the shown answer satisfies the rules; 1 no rules-valid answer was 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 
-from .. import solver
 from ..console import console, err_console
 from ..errors import PtrmError
 from ..options import DEVICE, JSON, resolve_device
@@ -19,6 +20,9 @@ EXIT_SOLVED, EXIT_UNSOLVED = 0, 1  # usage errors: PtrmError.exit_code (2)
 #: keeps the paper's K=100 in one wave, checked at its end
 GPU_K = 100
 CPU_DEFAULTS = {"K": 8, "wave": 4, "check_every": 1, "time_limit": 20.0}
+if TYPE_CHECKING:
+    from .. import solver
+
 PERTURB_HELP = ("Where the noise goes: z (the paper), y, both, or init (z before the first step "
                 "only).")
 
@@ -59,6 +63,8 @@ def solve(
     as_json: bool = JSON,
 ):
     """Solve one puzzle with PTRM: K noisy rollouts, pick one, check it against the rules."""
+    from .. import solver  # torch and the engine load here, not when `ptrm --help` starts
+
     if perturb not in ("z", "y", "both", "init"):
         raise PtrmError(f"--perturb {perturb!r}: expected z, y, both or init")
     if seed >= 2**63:
@@ -128,7 +134,7 @@ def solve(
     raise typer.Exit(EXIT_SOLVED if res.valid else EXIT_UNSOLVED)
 
 
-def _json(res: solver.SolveResult, parsed, source: str, matches, s: dict) -> dict:
+def _json(res: "solver.SolveResult", parsed, source: str, matches, s: dict) -> dict:
     c = res.codec
     try:
         pzprv3 = c.to_pzprv3(res.puzzle, res.solution)
@@ -153,7 +159,7 @@ def _json(res: solver.SolveResult, parsed, source: str, matches, s: dict) -> dic
     }
 
 
-def _show(res: solver.SolveResult, matches, s: dict) -> None:
+def _show(res: "solver.SolveResult", matches, s: dict) -> None:
     c = res.codec
     console.print(c.render(res.puzzle, res.solution))
     if res.valid:
