@@ -224,7 +224,7 @@ def _token_problems(codec: Codec, puzzle: Puzzle, solution: Solution) -> list[st
             if back != solution:
                 diff = np.argwhere(np.asarray(back.grid) != np.asarray(solution.grid)) \
                     if np.shape(back.grid) == np.shape(solution.grid) else []
-                out.append(f"decode(encode_label) differs from the solution"
+                out.append("decode(encode_label) differs from the solution"
                            + (f" at {len(diff)} cell(s), first r{diff[0][0]}c{diff[0][1]}"
                               if len(diff) else f" (shape {np.shape(back.grid)})"))
         rng = np.random.default_rng(len(fam.vocab))

@@ -6,10 +6,22 @@ from __future__ import annotations
 import warnings
 
 import pytest
+import torch
 
 from ptrm_cli import codec as registry
 
 import pzpr_oracle
+
+
+@pytest.fixture(scope="session", autouse=True)
+def one_thread():
+    """Every test's tensors are small: on a 2-core machine intra-op thread hand-offs cost more
+    than they save (20x more when the machine is busy), and one fixed thread count keeps float
+    summation order, so the bit-exact comparisons (resume, chunking, sharding) stay exact."""
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
 
 
 def _installed_codec(name: str):

@@ -6,21 +6,12 @@ from __future__ import annotations
 import json
 
 import pytest
-import torch
 from typer.testing import CliRunner
 
 from ptrm_cli import benchmark
 from ptrm_cli.app import app
 
 from fixtures_models import golden_examples, installed_codecs
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
 
 
 def test_bench_runs_every_mode_and_writes_json(tmp_path):

@@ -24,16 +24,6 @@ SETTINGS = dict(H_cycles=2, L_cycles=3, halt_max_steps=4, num_heads=2, pos_encod
                 puzzle_emb_len=4, seq_len=16)
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny tensors: intra-op thread hand-offs cost more than they save (20x more on a busy
-    2-core machine), so these tests run single-threaded and restore the setting after."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
-
-
 def fixture_path(name: str) -> Path:
     path = FIXTURES / name
     if not path.exists():

@@ -4,7 +4,6 @@ and clear errors for bad input. The data is read in place from the shared folder
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import numpy as np

@@ -21,14 +21,6 @@ from fixtures_models import golden_examples, installed_codecs, save_tiny_checkpo
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
-
-
 @pytest.fixture(scope="module")
 def sudoku():
     codecs = installed_codecs()

@@ -19,14 +19,6 @@ from fixtures_models import tiny_model
 V = 40
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
-
-
 @pytest.fixture(scope="module")
 def model():
     return tiny_model(V, seed=1)

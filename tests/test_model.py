@@ -19,16 +19,6 @@ PREFIX = "_orig_mod.model.inner."
 REFERENCE_ONLY = ("H_layers", "no_ACT_continue", "batch_size")  # reference config keys we drop
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny tensors: intra-op thread hand-offs cost more than they save (20x more on a busy
-    2-core machine), so these tests run single-threaded and restore the setting after."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
-
-
 def load_fixture(name: str):
     path = FIXTURES / f"trm_fixture_{name}.pt"
     if not path.exists():

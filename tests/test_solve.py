@@ -23,14 +23,6 @@ SCHEMA = {"type": str, "solved": bool, "valid": bool, "violations": list, "solut
           "seed": int, "selector": str, "time_s": float, "checkpoint": str}
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
-
-
 @pytest.fixture(scope="module")
 def ckpt(tmp_path_factory):
     from ptrm_codecs.families import PPBENCH

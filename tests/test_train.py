@@ -35,17 +35,6 @@ VOCAB = Vocab("sudoku4", ("pad", "blank") + tuple(f"given.{d}" for d in range(1,
               + tuple(f"digit.{d}" for d in range(1, 5)))
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Small tensors on a shared 2-core machine: thread hand-offs cost more than they save.
-    Module scope, so that the module's shared runs use the same setting as the tests (a
-    different thread count changes float summation order, and the resume tests compare bits)."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
-
-
 # -- the 4x4 sudoku task -------------------------------------------------------------------------
 
 def sudoku4_grids() -> np.ndarray:

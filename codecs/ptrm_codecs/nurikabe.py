@@ -109,12 +109,25 @@ def shading_violations(shaded: np.ndarray) -> tuple[list[Violation], list[Violat
     return blocks, divided
 
 
-def shading_token(name: str, value: int) -> str:
-    return f"{name}.shaded" if value == SHADED else f"{name}.unshaded"
+class ClueShadingTokens:
+    """Tokens of a type whose clue cells are never shaded (nurikabe, tapa): a clue cell reads,
+    and is labelled, with its clue's token (`clue_token`); any other cell is <name>.blank or
+    <name>.shaded on inputs and <name>.unshaded or <name>.shaded in labels."""
 
+    def input_token(self, puzzle, r, c, value):
+        if not self.is_answer_cell(puzzle, r, c):
+            return self.clue_token(puzzle, r, c)
+        return f"{self.name}.shaded" if value == SHADED else f"{self.name}.blank"
 
-def shading_value(name: str, token: str) -> int:
-    return SHADED if token == f"{name}.shaded" else UNSHADED
+    def label_token(self, puzzle, r, c, value):
+        if not self.is_answer_cell(puzzle, r, c):
+            return self.clue_token(puzzle, r, c)
+        return f"{self.name}.shaded" if value == SHADED else f"{self.name}.unshaded"
+
+    def token_value(self, puzzle, r, c, name):
+        if not self.is_answer_cell(puzzle, r, c):
+            return self.EMPTY
+        return SHADED if name == f"{self.name}.shaded" else UNSHADED
 
 
 def shading_glyph(value: int) -> Text:
@@ -123,7 +136,7 @@ def shading_glyph(value: int) -> Text:
 
 # -- the codec --------------------------------------------------------------------------------
 
-class NurikabeCodec(GridCodec):
+class NurikabeCodec(ClueShadingTokens, GridCodec):
     name = "nurikabe"
     description = "Nurikabe: shade a wall so that each clue sits in an island of its size"
     url_ids = ("nurikabe",)
@@ -232,21 +245,6 @@ class NurikabeCodec(GridCodec):
                             f"{PPBENCH.name} vocabulary has nurikabe clues 1..{NURIKABE_MAX_CLUE} "
                             f"and '?'")
         return f"nurikabe.clue.{clue}"
-
-    def input_token(self, puzzle, r, c, value):
-        if not self.is_answer_cell(puzzle, r, c):
-            return self.clue_token(puzzle, r, c)
-        return "nurikabe.shaded" if value == SHADED else "nurikabe.blank"
-
-    def label_token(self, puzzle, r, c, value):
-        if not self.is_answer_cell(puzzle, r, c):
-            return self.clue_token(puzzle, r, c)
-        return shading_token(self.name, value)
-
-    def token_value(self, puzzle, r, c, name):
-        if not self.is_answer_cell(puzzle, r, c):
-            return self.EMPTY
-        return shading_value(self.name, name)
 
     def token_range_help(self):
         return f"nurikabe clues 1..{NURIKABE_MAX_CLUE} and '?'"

@@ -34,9 +34,8 @@ from ptrm_cli.errors import ParseError, PtrmError
 from . import formats
 from .common import GridCodec, boxed
 from .families import PPBENCH, TAPA_CLUES, tapa_token
-from .nurikabe import (SHADED, UNSHADED, answer_mark, grid_rows, pzprv3_rows, read_answer_mark,
-                       replay_clicks, shading_glyph, shading_token, shading_value,
-                       shading_violations)
+from .nurikabe import (SHADED, UNSHADED, ClueShadingTokens, answer_mark, grid_rows, pzprv3_rows,
+                       read_answer_mark, replay_clicks, shading_glyph, shading_violations)
 
 UNKNOWN = -2  # a "?" in a clue
 #: the 8 cells around a clue, clockwise from the top-left
@@ -171,7 +170,7 @@ def clue_met(clue: tuple[int, ...], runs: list[int]) -> bool:
 
 # -- the codec --------------------------------------------------------------------------------
 
-class TapaCodec(GridCodec):
+class TapaCodec(ClueShadingTokens, GridCodec):
     name = "tapa"
     description = "Tapa: shade one connected wall whose runs around each clue match it"
     url_ids = ("tapa",)
@@ -250,21 +249,6 @@ class TapaCodec(GridCodec):
                             f"encoded: no run lengths on an 8-cell ring give it (the "
                             f"{PPBENCH.name} vocabulary has {self.token_range_help()})")
         return tapa_token(clue)
-
-    def input_token(self, puzzle, r, c, value):
-        if not self.is_answer_cell(puzzle, r, c):
-            return self.clue_token(puzzle, r, c)
-        return "tapa.shaded" if value == SHADED else "tapa.blank"
-
-    def label_token(self, puzzle, r, c, value):
-        if not self.is_answer_cell(puzzle, r, c):
-            return self.clue_token(puzzle, r, c)
-        return shading_token(self.name, value)
-
-    def token_value(self, puzzle, r, c, name):
-        if not self.is_answer_cell(puzzle, r, c):
-            return self.EMPTY
-        return shading_value(self.name, name)
 
     def token_range_help(self):
         return f"the {len(TAPA_CLUES)} multisets " + " ".join(clue_text(c) for c in TAPA_CLUES)

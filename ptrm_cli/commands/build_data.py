@@ -57,6 +57,9 @@ def build_data(
                                   help="Read a seeded random N records of each non-golden file."),
     family: str = typer.Option(None, "--family", show_default=False,
                                help="Token family (default: the first type's codec's)."),
+    test_set: str = typer.Option(None, "--test-set", show_default="evaluation*", help=(
+        "--family arc: the subset (file name without arc-agi_ and _challenges.json) whose "
+        "test pairs form the test split.")),
     workers: int = typer.Option(0, "--workers", "-j", help="Worker processes (0 = all cores)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Count everything, write nothing."),
     as_json: bool = JSON,
@@ -64,6 +67,21 @@ def build_data(
     """Build a dataset: read, filter, split (train/val/golden), augment, write tokens."""
     if out is None and not dry_run:
         raise PtrmError("missing --out OUTDIR", hint="or --dry-run to count without writing")
+    if family == "arc":  # Kaggle ARC challenge files: TRM's recipe (ptrm_cli/arc_data.py)
+        from ..arc_data import build_arc
+
+        summary = build_arc(sources, None if dry_run else out, num_aug=augment, seed=seed,
+                            test_set_name=test_set)
+        if as_json:
+            typer.echo(json.dumps(summary, indent=1))
+        else:
+            console.print(f"ARC: {summary['tasks']:,} tasks ({', '.join(summary['subsets'])}; "
+                          f"test set {summary['test_set']}), {summary['num_puzzle_ids']:,} "
+                          f"puzzle ids, rows train {summary['rows']['train']:,} test "
+                          f"{summary['rows']['test']:,}", highlight=False)
+            if summary["out"]:
+                console.print(f"wrote [bold]{summary['out']}[/]")
+        return
     if limit is not None and subsample is not None:
         raise PtrmError("--limit and --subsample do not combine: pick one")
     for name, v in (("--val-per-type", val_per_type), ("--val-tapa", val_tapa),

@@ -83,6 +83,12 @@ def evaluate(
     budget = solver.parse_memory(memory)
     loaded = solver.load_model(checkpoint, device)
     D = D or loaded.config.halt_max_steps
+    if data is not None and _is_arc(Path(data).expanduser()):
+        if main:
+            _eval_arc(loaded, Path(data).expanduser(), split, K=K, D=D, sigma=sigmas[0],
+                      seed=seed, limit=limit, memory=budget or solver.default_memory(device),
+                      out=out, as_json=as_json)
+        return
     evset = ev_mod.resolve_split(split, data, loaded, limit=limit)
     budget = budget or solver.default_memory(device)
     settings = ev_mod.EvalSettings(
@@ -124,3 +130,30 @@ def evaluate(
     for table in ev_mod.tables(report):
         console.print(table)
     console.print("wrote " + ", ".join(files.values()), highlight=False, soft_wrap=True)
+
+
+def _is_arc(data: Path) -> bool:
+    import json
+
+    try:
+        return json.loads((data / "meta.json").read_text()).get("family") == "arc"
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _eval_arc(loaded, data: Path, split: str, *, K, D, sigma, seed, limit, memory, out,
+              as_json):
+    """ARC (ptrm_cli/arc_eval.py): best-Q rollout per augmented view, vote across views."""
+    from .. import arc_eval
+
+    err_console.print(f"[dim]ARC {data}/{split}: K={K} D={D} σ={sigma:g} seed {seed} · "
+                      f"{loaded.path}[/]", highlight=False)
+    report = arc_eval.evaluate_arc(
+        loaded.model, data, split, K=K, D=D, sigma=sigma, seed=seed, limit=limit,
+        chunk_rows=solver.plan_chunk_rows(loaded.config, K, D, memory), vocab=loaded.vocab)
+    path = arc_eval.write_report(report, out or Path(f"eval_arc_{split}"))
+    if as_json:
+        typer.echo(solver.to_json(report))
+        return
+    console.print(arc_eval.table(report))
+    console.print(f"wrote {path}", highlight=False)

@@ -1,0 +1,185 @@
+"""ARC dataset building (TRM's recipe, ptrm_cli/arc_data.py) and the paper's ARC evaluation
+(best-Q rollout per augmented view, vote across views; ptrm_cli/arc_eval.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from ptrm_cli import arc_eval
+from ptrm_cli.app import app
+from ptrm_cli.arc_data import BLANK, build_arc
+from ptrm_cli.engine.data import load_dataset
+
+A = pytest.importorskip("ptrm_codecs.arc")
+ARC_DIR = Path("/work/shared/data/arc")
+SUBSETS = (("training2", 2), ("evaluation2", 2))
+
+
+@pytest.fixture(scope="module")
+def sources(tmp_path_factory):
+    """Two tiny Kaggle-layout subsets (2 tasks each) cut from the shared ARC-AGI-2 files."""
+    if not all((ARC_DIR / f"arc-agi_{s}_{k}.json").is_file()
+               for s, _ in SUBSETS for k in ("challenges", "solutions")):
+        pytest.skip(f"ARC data not found under {ARC_DIR}")
+    d = tmp_path_factory.mktemp("arc_src")
+    paths = []
+    for sub, n in SUBSETS:
+        ch = json.loads((ARC_DIR / f"arc-agi_{sub}_challenges.json").read_text())
+        so = json.loads((ARC_DIR / f"arc-agi_{sub}_solutions.json").read_text())
+        # small tasks keep the test fast
+        ids = sorted(ch, key=lambda t: sum(np.asarray(e["input"]).size
+                                           for e in ch[t]["train"] + ch[t]["test"]))[:n]
+        (d / f"arc-agi_{sub}_challenges.json").write_text(json.dumps({t: ch[t] for t in ids}))
+        (d / f"arc-agi_{sub}_solutions.json").write_text(json.dumps({t: so[t] for t in ids}))
+        paths.append(d / f"arc-agi_{sub}_challenges.json")
+    return paths
+
+
+@pytest.fixture(scope="module")
+def dataset(sources, tmp_path_factory):
+    out = tmp_path_factory.mktemp("arc_ds") / "arc"
+    summary = build_arc(sources, out, num_aug=3, seed=7)
+    assert summary["test_set"] == "evaluation2" and summary["tasks"] == 4
+    return out
+
+
+def _rows(ds, split):
+    s = ds.split(split)
+    ids = ds.meta["identifiers"]
+    for i in range(len(s)):
+        rec = s.puzzles[int(s.puzzle[i])]
+        yield i, s, rec, ids[int(s.puzzle_id[i])]
+
+
+def test_identifiers(dataset):
+    ds = load_dataset(dataset)
+    ids = ds.meta["identifiers"]
+    assert ids[0] == BLANK and len(set(ids)) == len(ids) == ds.num_puzzle_ids
+    assert json.loads((dataset / "identifiers.json").read_text()) == ids
+    used = set()
+    for split in ("train", "test"):
+        for i, s, rec, name in _rows(ds, split):
+            assert s.puzzle_id[i] != 0
+            base, t, _ = A.parse_aug_name(name)
+            assert base == rec["task"] and int(s.transform[i]) == t
+            used.add(int(s.puzzle_id[i]))
+    assert used == set(range(1, len(ids)))
+    # the test set's puzzle ids are shared by its train (demonstration) and test rows
+    test_ids = set(np.asarray(ds.split("test").puzzle_id).tolist())
+    assert test_ids <= set(np.asarray(ds.split("train").puzzle_id).tolist())
+    # every test view is a test pair of the evaluation2 subset
+    for _, _, rec, _ in _rows(ds, "test"):
+        assert rec["subset"] == "evaluation2" and rec["split"] == "test"
+    tp = json.loads((dataset / "test_puzzles.json").read_text())
+    assert set(tp) == {rec["task"] for _, _, rec, _ in _rows(ds, "test")}
+
+
+def _offset(tokens):
+    """Top-left corner of the grid on the canvas (first colour token)."""
+    g = np.asarray(tokens).reshape(30, 30)
+    r, c = np.argwhere(g >= 2)[0]
+    return int(r), int(c)
+
+
+def test_translation_rules(dataset):
+    ds = load_dataset(dataset)
+    per_pid: dict[int, list] = {}
+    for i, s, rec, _ in _rows(ds, "train"):
+        off = _offset(s.inputs[i])
+        assert _offset(s.labels[i]) == off  # input and output share the offset
+        per_pid.setdefault(int(s.puzzle_id[i]), []).append(off)
+    # exactly one example per puzzle version sits at (0, 0) (others: (0, 0) only by chance)
+    assert all(offs.count((0, 0)) >= 1 for offs in per_pid.values())
+    assert any(any(o != (0, 0) for o in offs) for offs in per_pid.values())
+    for i, s, _, _ in _rows(ds, "test"):
+        assert _offset(s.inputs[i]) == (0, 0) and _offset(s.labels[i]) == (0, 0)
+
+
+def test_inverse_augmentation_recovers_originals(dataset):
+    ds = load_dataset(dataset)
+    n = 0
+    for split in ("train", "test"):
+        for i, s, rec, name in _rows(ds, split):
+            pair = json.loads(rec["text"])
+            off = _offset(s.labels[i])
+            for arr, key in ((s.labels, "output"), (s.inputs, "input")):
+                base, grid = A.deaugment(name, A.crop(np.asarray(arr[i]), off))
+                assert base == rec["task"]
+                np.testing.assert_array_equal(grid, np.asarray(pair[key]))
+            n += 1
+    assert n == sum(ds.meta["splits"].values())
+
+
+def test_vote_picks_majority():
+    a, b, c = (np.array([[1, 2]]), np.array([[3]]), np.array([[4, 4], [4, 4]]))
+    # b has the highest single q, but a has more votes; c ties b on count with lower q
+    entries = [(("t", 0), a, 0.2), (("t", 0), a, 0.3), (("t", 0), b, 0.99),
+               (("t", 0), a, 0.1), (("t", 0), c, 0.5)]
+    ranked = arc_eval.vote(entries)[("t", 0)]
+    assert [r[1] for r in ranked] == [3, 1, 1]
+    np.testing.assert_array_equal(ranked[0][3], a)
+    np.testing.assert_array_equal(ranked[1][3], b)  # count tie broken by mean q
+    truths = {("t", 0): b, ("u", 0): a, ("u", 1): c}
+    ranked_all = arc_eval.vote(entries + [(("u", 0), a, 0.5), (("u", 1), b, 0.5)])
+    p = arc_eval.pass_at(ranked_all, truths, ks=(1, 2, 100))
+    # t: pair solved at k>=2; u: pair 0 solved at k=1, pair 1 never -> score 0.5
+    assert p == {"pass@1": pytest.approx(0.25), "pass@2": pytest.approx(0.75),
+                 "pass@100": pytest.approx(0.75)}
+
+
+def _tiny_model(num_ids: int):
+    from ptrm_cli.engine.model import TRM, TRMConfig
+
+    torch.manual_seed(0)
+    cfg = TRMConfig(vocab_size=12, seq_len=900, hidden_size=32, num_heads=2, expansion=2.0,
+                    L_layers=1, H_cycles=1, L_cycles=1, puzzle_emb_ndim=32, puzzle_emb_len=1,
+                    num_puzzle_identifiers=num_ids, halt_max_steps=2, forward_dtype="float32")
+    model = TRM(cfg)
+    with torch.no_grad():
+        model.q_head.weight.normal_(0, 1.0)
+    return model.eval()
+
+
+def test_pipeline_pass_at_k_well_formed(dataset):
+    ds = load_dataset(dataset)
+    model = _tiny_model(ds.num_puzzle_ids)
+    torch.set_num_threads(max(1, min(4, torch.get_num_threads())))
+    r = arc_eval.evaluate_arc(model, dataset, "test", K=2, D=2, sigma=0.2, seed=0,
+                              vocab=ds.vocab)
+    assert r["views"] == len(ds.split("test")) and r["puzzles"] == 2
+    for name in ("ptrm", "trm"):
+        p = r[name]
+        assert 0 <= p["pass@1"] <= p["pass@2"] <= p["pass@100"] <= 1
+    assert r["trm"]["K"] == 1 and r["trm"]["sigma"] == 0
+    from rich.console import Console
+
+    console = Console(width=120, record=True)
+    console.print(arc_eval.table(r))
+    text = console.export_text()
+    assert "PTRM" in text and "pass@100" in text
+
+
+def test_cli_build_and_eval(sources, tmp_path):
+    from ptrm_cli.engine.checkpoint import save_checkpoint
+    from ptrm_codecs.families import ARC
+
+    runner = CliRunner()
+    out = tmp_path / "arc"
+    res = runner.invoke(app, ["build-data", *map(str, sources), "--family", "arc",
+                              "--augment", "1", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    ds = load_dataset(out)
+    assert ds.meta["family"] == "arc" and "test" in ds.splits
+    ck = save_checkpoint(tmp_path / "model", _tiny_model(ds.num_puzzle_ids), ARC.vocab, {})
+    res = runner.invoke(app, ["eval", "--data", str(out), "--split", "test", "--K", "2",
+                              "--D", "1", "--checkpoint", str(ck), "--device", "cpu",
+                              "--out", str(tmp_path / "ev"), "--json"])
+    assert res.exit_code == 0, res.output
+    rep = json.loads((tmp_path / "ev" / "report.json").read_text())
+    assert rep["kind"] == "arc" and set(rep["ptrm"]) >= {"pass@1", "pass@2", "pass@100"}
