@@ -6,8 +6,6 @@ from pathlib import Path
 
 import typer
 
-from .. import evaluate as ev_mod
-from .. import solver
 from ..console import console, err_console
 from ..errors import PtrmError
 from ..options import DEVICE, JSON, resolve_device
@@ -74,6 +72,9 @@ def evaluate(
     if not sigmas:
         raise PtrmError("--sigma: give at least one value")
     dets = _ints(det_D, "--det-D")
+    # torch and the engine load here, not when `ptrm --help` starts
+    from .. import evaluate as ev_mod
+    from .. import solver
     from ..engine import distributed
 
     if gpus and gpus > 1 and not distributed.launched():
@@ -144,7 +145,7 @@ def _is_arc(data: Path) -> bool:
 def _eval_arc(loaded, data: Path, split: str, *, K, D, sigma, seed, limit, memory, out,
               as_json):
     """ARC (ptrm_cli/arc_eval.py): best-Q rollout per augmented view, vote across views."""
-    from .. import arc_eval
+    from .. import arc_eval, solver
 
     err_console.print(f"[dim]ARC {data}/{split}: K={K} D={D} σ={sigma:g} seed {seed} · "
                       f"{loaded.path}[/]", highlight=False)
