@@ -3,9 +3,6 @@ and clear errors for bad input. The data is read in place from the shared folder
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -16,9 +13,9 @@ from ptrm_cli.errors import ParseError, PtrmError
 from ptrm_codecs import formats
 from ptrm_codecs.lightup import LightupCodec
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-GOLDEN = SHARED / "data" / "ppbench" / "golden_300.jsonl"
-JANKO = SHARED / "data" / "janko" / "akari_10x10.json"
+from shared_data import GOLDEN, JANKO_DIR, golden_params, janko_params
+
+JANKO = JANKO_DIR / "akari_10x10.json"
 
 CODEC = LightupCodec()
 
@@ -37,23 +34,8 @@ LBL.B.LBLB
 .LB.L..B.L"""
 
 
-def _golden():
-    if not GOLDEN.exists():
-        return [pytest.param(None, marks=pytest.mark.skip(reason=f"golden set not found at {GOLDEN}"))]
-    records = [json.loads(ln) for ln in GOLDEN.read_text().splitlines() if ln.strip()]
-    return [pytest.param(r, id=f"{r['width']}x{r['height']}-{r['puzzlink_url'].rsplit('/', 1)[-1][:10]}")
-            for r in records if r["pid"] == "lightup"]
-
-
-def _janko():
-    if not JANKO.exists():
-        return [pytest.param(None, marks=pytest.mark.skip(reason=f"janko data not found at {JANKO}"))]
-    data = json.loads(JANKO.read_text())["data"]
-    return [pytest.param(e, id=k) for k, e in data.items()]
-
-
-GOLDEN_RECORDS = _golden()
-JANKO_ENTRIES = _janko()
+GOLDEN_RECORDS = golden_params("lightup")
+JANKO_ENTRIES = janko_params("akari_10x10.json")
 
 
 # -- golden: every size --------------------------------------------------------------------

@@ -4,7 +4,6 @@ and clear errors for bad input. The data is read in place from the shared folder
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,9 +17,9 @@ from ptrm_codecs import formats
 from ptrm_codecs.families import PPBENCH
 from ptrm_codecs.nurikabe import NO_CLUE, SHADED, UNKNOWN, UNSHADED, NurikabeCodec
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-GOLDEN = SHARED / "data" / "ppbench" / "golden_300.jsonl"
-JANKO = SHARED / "data" / "janko" / "nurikabe_10x10.json"
+from shared_data import JANKO_DIR, golden_params, janko_params
+
+JANKO = JANKO_DIR / "nurikabe_10x10.json"
 
 CODEC = NurikabeCodec()
 
@@ -31,23 +30,8 @@ BREAKS_IF_SHADED = {"cs2x2", "bkNoNum", "csDivide", "bkSizeNe"}
 BREAKS_IF_UNSHADED = {"bkNoNum", "csDivide", "bkNumGe2", "bkSizeNe"}
 
 
-def _golden():
-    if not GOLDEN.exists():
-        return [pytest.param(None, marks=pytest.mark.skip(reason=f"golden set not found at {GOLDEN}"))]
-    records = [json.loads(ln) for ln in GOLDEN.read_text().splitlines() if ln.strip()]
-    return [pytest.param(r, id=f"{r['width']}x{r['height']}-{r['puzzlink_url'].rsplit('/', 1)[-1][:10]}")
-            for r in records if r["pid"] == "nurikabe"]
-
-
-def _janko():
-    if not JANKO.exists():
-        return [pytest.param(None, marks=pytest.mark.skip(reason=f"janko data not found at {JANKO}"))]
-    data = json.loads(JANKO.read_text())["data"]
-    return [pytest.param(e, id=k) for k, e in data.items()]
-
-
-GOLDEN_RECORDS = _golden()
-JANKO_ENTRIES = _janko()
+GOLDEN_RECORDS = golden_params("nurikabe")
+JANKO_ENTRIES = janko_params("nurikabe_10x10.json")
 
 
 def _body(url: str) -> str:

@@ -3,9 +3,6 @@ triangle-aware symmetries, and clear errors for bad input. Data is read in place
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -16,9 +13,9 @@ from ptrm_cli.errors import ParseError, PtrmError
 from ptrm_codecs import formats
 from ptrm_codecs.shakashaka import ShakashakaCodec
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-GOLDEN = SHARED / "data" / "ppbench" / "golden_300.jsonl"
-JANKO = SHARED / "data" / "janko" / "shakashaka_10x10.json"
+from shared_data import GOLDEN, JANKO_DIR, golden_params, janko_params
+
+JANKO = JANKO_DIR / "shakashaka_10x10.json"
 
 CODEC = ShakashakaCodec()
 
@@ -32,23 +29,8 @@ B ◤ ◥ . . B ◣ ◢ B B"""
 GLYPH_CODE = {"◣": 2, "◢": 3, "◥": 4, "◤": 5}
 
 
-def _golden():
-    if not GOLDEN.exists():
-        return [pytest.param(None, marks=pytest.mark.skip(reason=f"golden set not found at {GOLDEN}"))]
-    records = [json.loads(ln) for ln in GOLDEN.read_text().splitlines() if ln.strip()]
-    return [pytest.param(r, id=f"{r['width']}x{r['height']}-{r['puzzlink_url'].rsplit('/', 1)[-1][:10]}")
-            for r in records if r["pid"] == "shakashaka"]
-
-
-def _janko():
-    if not JANKO.exists():
-        return [pytest.param(None, marks=pytest.mark.skip(reason=f"janko data not found at {JANKO}"))]
-    data = json.loads(JANKO.read_text())["data"]
-    return [pytest.param(e, id=k) for k, e in data.items()]
-
-
-GOLDEN_RECORDS = _golden()
-JANKO_ENTRIES = _janko()
+GOLDEN_RECORDS = golden_params("shakashaka")
+JANKO_ENTRIES = janko_params("shakashaka_10x10.json")
 
 
 # -- golden: every size --------------------------------------------------------------------

@@ -4,9 +4,7 @@ data; the golden set is read in place from the shared folder."""
 
 from __future__ import annotations
 
-import json
 from itertools import product
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,8 +18,8 @@ from ptrm_codecs import formats
 from ptrm_codecs.families import PPBENCH, TAPA_CLUES, tapa_token
 from ptrm_codecs.tapa import SHADED, UNKNOWN, UNSHADED, TapaCodec, clue_fits
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-GOLDEN = SHARED / "data" / "ppbench" / "golden_300.jsonl"
+from shared_data import golden_params
+
 
 CODEC = TapaCodec()
 
@@ -34,15 +32,7 @@ ALL_CLUES = [clue for n in range(1, 5) for clue in product((UNKNOWN, *range(9)),
              if clue_fits(clue)]
 
 
-def _golden():
-    if not GOLDEN.exists():
-        return [pytest.param(None, marks=pytest.mark.skip(reason=f"golden set not found at {GOLDEN}"))]
-    records = [json.loads(ln) for ln in GOLDEN.read_text().splitlines() if ln.strip()]
-    return [pytest.param(r, id=f"{r['width']}x{r['height']}-{r['puzzlink_url'].rsplit('/', 1)[-1][:10]}")
-            for r in records if r["pid"] == "tapa"]
-
-
-GOLDEN_RECORDS = _golden()
+GOLDEN_RECORDS = golden_params("tapa")
 
 
 def _body(url: str) -> str:
