@@ -1,0 +1,245 @@
+"""`ptrm train`'s configuration: the YAML schema as dataclasses, with the reference's defaults
+(TRM_REFERENCE.md §0) except where a comment says otherwise, `--set key=value` overrides, type
+checks that name the key, and the model config completed from the dataset."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import typing
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from ..errors import PtrmError
+from .data import Dataset
+from .losses import LOSS_TYPES
+from .model import TRMConfig
+
+# Model settings that come from the dataset, not from the config.
+FROM_DATASET = ("vocab_size", "seq_len", "num_puzzle_identifiers")
+
+
+# Defaults are the reference's (TRM_REFERENCE.md §0), except where a comment says otherwise.
+
+@dataclass
+class DataConfig:
+    path: str = ""
+    train_split: str = "train"
+    val_split: str | None = "val"     # null: no evaluation
+    # group: the reference's epochs - every base puzzle once, as one random augmented version
+    #        (a version = the rows sharing (puzzle, puzzle_id) when puzzle_id > 0, else one row)
+    # example: every row once per epoch
+    sampling: str = "group"
+    val_limit: int | None = None      # score only the first N validation examples
+
+
+@dataclass
+class RecipeConfig:
+    global_batch_size: int = 768      # across all GPUs
+    epochs: float = 100000            # total updates = epochs * examples per epoch / batch
+    max_steps: int | None = None      # if set, overrides epochs
+    lr: float = 1e-4
+    lr_min_ratio: float = 1.0         # 1.0: constant after warm-up
+    lr_warmup_steps: int = 2000
+    beta1: float = 0.9
+    beta2: float = 0.95
+    weight_decay: float = 0.1
+    puzzle_emb_lr: float = 1e-2
+    puzzle_emb_weight_decay: float = 0.1
+    ema: bool = True                  # reference default False, but every published run sets it
+    ema_rate: float = 0.999
+    loss_type: str = "stablemax"      # stablemax | softmax
+    q_loss_weight: float = 0.5
+    compile: bool = False             # torch.compile the supervision step (reference: on)
+    compile_mode: str | None = None   # passed to torch.compile (e.g. max-autotune-no-cudagraphs)
+
+
+@dataclass
+class EvalConfig:
+    interval: float = 10000           # epochs between evaluations (the reference's eval_interval)
+    every_steps: int | None = None    # if set, overrides interval
+    batch_size: int | None = None     # per rank; default global_batch_size / ranks
+    steps: int | None = None          # supervision steps; default halt_max_steps (reference)
+
+
+@dataclass
+class CheckpointConfig:
+    every_steps: int | None = 2000    # besides after every evaluation, at the end and on Ctrl-C
+    keep: int = 2                     # newest step_<N> folders kept (plus the best)
+    optimizer: bool = True            # write optimizer.safetensors (exact resume)
+    carry: bool = True                # write carry.safetensors (exact resume)
+    max_file_mb: float = 15.0         # shard our tensor files below this size (moving runs
+                                      # between machines: 16 MiB per file)
+
+
+@dataclass
+class LogConfig:
+    every: int = 50                   # steps between train log lines (the only host syncs)
+    progress: str = "auto"            # auto | bar | lines | none
+
+
+@dataclass
+class ResumeConfig:
+    weights_only: bool = False        # --resume takes weights + EMA + step, fresh optimizer
+    init_from: str | None = None      # warm start a new run from this checkpoint folder
+    rewarmup_steps: int = 0           # after a warm start, ramp the lr up again over N steps
+
+
+@dataclass
+class Config:
+    run_dir: str = ""
+    seed: int = 0
+    device: str = "auto"              # auto | cpu | cuda | cuda:N (torchrun: cuda:LOCAL_RANK)
+    data: DataConfig = field(default_factory=DataConfig)
+    model: dict = field(default_factory=dict)   # TRMConfig fields except FROM_DATASET
+    train: RecipeConfig = field(default_factory=RecipeConfig)
+    eval: EvalConfig = field(default_factory=EvalConfig)
+    checkpoint: CheckpointConfig = field(default_factory=CheckpointConfig)
+    log: LogConfig = field(default_factory=LogConfig)
+    resume: ResumeConfig = field(default_factory=ResumeConfig)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def load_config(path: str | os.PathLike | None = None, sets: list[str] | tuple = (),
+                base: dict | None = None) -> Config:
+    """A YAML file (or `base`), then `--set section.key=value` overrides (values are YAML:
+    `train.lr=3e-4`, `data.val_split=null`). Unknown keys and wrong types are errors that name
+    the key. `run_dir` defaults to runs/<config file name>."""
+    import yaml
+
+    doc: dict = dict(base or {})
+    if path is not None:
+        p = Path(path)
+        try:
+            loaded = yaml.safe_load(p.read_text())
+        except FileNotFoundError:
+            raise PtrmError(f"{p}: no such config file") from None
+        except yaml.YAMLError as e:
+            raise PtrmError(f"{p}: not valid YAML: {e}") from None
+        if not isinstance(loaded, dict):
+            raise PtrmError(f"{p}: expected a mapping of config sections")
+        doc = _merge(doc, loaded)
+        doc.setdefault("run_dir", str(Path("runs") / p.stem))
+    for item in sets:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise PtrmError(f"--set {item!r}: expected KEY=VALUE, e.g. train.lr=3e-4")
+        node = doc
+        *parents, last = key.strip().split(".")
+        for k in parents:
+            node = node.setdefault(k, {})
+            if not isinstance(node, dict):
+                raise PtrmError(f"--set {item!r}: {k} is not a section")
+        node[last] = yaml.safe_load(value) if value.strip() else None
+    return _build(Config, doc, "")
+
+
+def _merge(a: dict, b: dict) -> dict:
+    out = dict(a)
+    for k, v in b.items():
+        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
+def _build(cls, doc, where: str):
+    if not isinstance(doc, dict):
+        raise PtrmError(f"config {where or 'file'}: expected a mapping, got {doc!r}")
+    hints = typing.get_type_hints(cls)
+    names = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(doc) - names)
+    if unknown:
+        raise PtrmError(f"config{' section ' + where if where else ''}: unknown key(s) "
+                        f"{', '.join(unknown)}", hint=f"known keys: {', '.join(sorted(names))}")
+    kwargs = {}
+    for name, value in doc.items():
+        hint, key = hints[name], f"{where}.{name}" if where else name
+        if dataclasses.is_dataclass(hint):
+            kwargs[name] = _build(hint, value or {}, key)
+        else:
+            kwargs[name] = _coerce(value, hint, key)
+    return cls(**kwargs)
+
+
+def _coerce(value, hint, key: str):
+    args = typing.get_args(hint)
+    if value is None:
+        if type(None) in args:
+            return None
+        raise PtrmError(f"config {key}: must not be null")
+    target = next((a for a in args if a is not type(None)), hint) if args else hint
+    if target is dict:
+        if not isinstance(value, dict):
+            raise PtrmError(f"config {key}: expected a mapping, got {value!r}")
+        return dict(value)
+    if target is bool:
+        if isinstance(value, bool):
+            return value
+    elif target is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+    elif target is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        if isinstance(value, str):  # PyYAML reads 1e-4 (no dot) as a string
+            try:
+                return float(value)
+            except ValueError:
+                pass
+    elif target is str:
+        if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+            return str(value)
+    raise PtrmError(f"config {key}: expected {getattr(target, '__name__', target)}, "
+                    f"got {value!r}")
+
+
+def check_config(cfg: Config) -> None:
+    t = cfg.train
+    bad = []
+    if cfg.data.sampling not in ("group", "example"):
+        bad.append(f"data.sampling must be group or example, not {cfg.data.sampling!r}")
+    if t.loss_type not in LOSS_TYPES:
+        bad.append(f"train.loss_type must be one of {', '.join(LOSS_TYPES)}, not {t.loss_type!r}")
+    if t.global_batch_size < 1:
+        bad.append("train.global_batch_size must be >= 1")
+    if t.max_steps is not None and t.max_steps < 0:
+        bad.append("train.max_steps must be >= 0")
+    if not 0 <= t.ema_rate < 1:
+        bad.append("train.ema_rate must be in [0, 1)")
+    if t.lr_warmup_steps < 0:
+        bad.append("train.lr_warmup_steps must be >= 0")
+    if cfg.log.every < 1:
+        bad.append("log.every must be >= 1")
+    if cfg.log.progress not in ("auto", "bar", "lines", "none"):
+        bad.append("log.progress must be auto, bar, lines or none")
+    if cfg.checkpoint.keep < 1:
+        bad.append("checkpoint.keep must be >= 1")
+    for key, v in (("eval.every_steps", cfg.eval.every_steps),
+                   ("checkpoint.every_steps", cfg.checkpoint.every_steps)):
+        if v is not None and v < 1:
+            bad.append(f"{key} must be >= 1 (or null)")
+    if cfg.eval.interval <= 0:
+        bad.append("eval.interval must be > 0")
+    if t.epochs <= 0 and t.max_steps is None:
+        bad.append("train.epochs must be > 0")
+    if not cfg.run_dir:
+        bad.append("run_dir is not set")
+    if bad:
+        raise PtrmError("config: " + "; ".join(bad))
+
+
+def model_config(cfg: Config, dataset: Dataset) -> TRMConfig:
+    """The TRM config: the `model` section plus the sizes the dataset fixes."""
+    derived = {"vocab_size": len(dataset.vocab), "seq_len": dataset.seq_len,
+               "num_puzzle_identifiers": dataset.num_puzzle_ids}
+    for k in FROM_DATASET:
+        if k in cfg.model and cfg.model[k] != derived[k]:
+            raise PtrmError(f"config model.{k}={cfg.model[k]} but the dataset has {derived[k]}",
+                            hint=f"leave model.{k} out: it comes from the dataset")
+    try:
+        return TRMConfig.from_dict({**cfg.model, **derived})
+    except TypeError as e:
+        raise PtrmError(f"config model: {e}") from None
