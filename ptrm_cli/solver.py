@@ -153,7 +153,8 @@ def resolve_checkpoint(arg: str | Path | None) -> Path:
 
     default = default_checkpoint()
     if default is None:
-        raise PtrmError("no model: this ptrm has no bundled checkpoint yet",
+        raise PtrmError("no model: this installation has no bundled checkpoint "
+                        "(ptrm_cli/models/default is missing)",
                         hint="pass --checkpoint DIR (a folder written by `ptrm train`, or an "
                              "official TRM step_N file)")
     return default

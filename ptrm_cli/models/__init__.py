@@ -1,8 +1,8 @@
 """Models that ship inside the package.
 
 `ptrm_cli/models/default/` (model.safetensors + config.json) is the bundled PPBench model that
-`ptrm solve` and `ptrm eval` use when no --checkpoint is given. Until it is added, there is no
-default and the commands ask for --checkpoint.
+`ptrm solve` and `ptrm eval` use when no --checkpoint is given (docs/TRAINING.md says how it
+was trained). An installation without it has no default, and the commands ask for --checkpoint.
 """
 
 from __future__ import annotations
