@@ -53,10 +53,7 @@ def width_scaling(report: dict, path: Path) -> Path:
                 label=LABELS[m].replace("K", "k"))
         ax.fill_between(ks, [a - b for a, b in zip(mean, std)], [a + b for a, b in zip(mean, std)],
                         color=COLORS[m], alpha=0.15, lw=0)
-    det = next((d for d in report["deterministic"] if d["D"] == report["settings"]["D"]), None)
-    if det is not None:
-        ax.axhline(100 * det["groups"]["aggregate"]["label"]["acc"], ls="--", color=COLORS["det"],
-                   lw=1, label=f"TRM K=1 D={det['D']}")
+    _trm_baseline(ax, report, ls="--")
     ax.set_xscale("log")
     ax.set_xticks(ks, [str(k) for k in ks])
     ax.minorticks_off()
@@ -68,6 +65,14 @@ def width_scaling(report: dict, path: Path) -> Path:
     ax.legend(fontsize=8)
     fig.savefig(path)
     return path
+
+
+def _trm_baseline(ax, report: dict, *, ls: str) -> None:
+    """The deterministic TRM at the same depth, as a horizontal line to compare against."""
+    det = next((d for d in report["deterministic"] if d["D"] == report["settings"]["D"]), None)
+    if det is not None:
+        ax.axhline(100 * det["groups"]["aggregate"]["label"]["acc"], ls=ls, color=COLORS["det"],
+                   lw=1, label=f"TRM K=1 D={det['D']}")
 
 
 def sigma_sweep(report: dict, path: Path) -> Path:
@@ -83,10 +88,7 @@ def sigma_sweep(report: dict, path: Path) -> Path:
                     ls=STYLES.get(m, "-"), label=LABELS[m])
     ax.fill_between(sig, series["best_q"], series["pass"], color=COLORS["pass"], alpha=0.1, lw=0,
                     label="verifier headroom")
-    det = next((d for d in report["deterministic"] if d["D"] == report["settings"]["D"]), None)
-    if det is not None:
-        ax.axhline(100 * det["groups"]["aggregate"]["label"]["acc"], ls=":", color=COLORS["det"],
-                   lw=1, label=f"TRM K=1 D={det['D']}")
+    _trm_baseline(ax, report, ls=":")
     ax.set_ylim(-2, 102)
     ax.set_xlabel("σ (noise scale)")
     ax.set_ylabel("% correct (label match)")
