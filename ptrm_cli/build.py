@@ -26,6 +26,7 @@ output does not depend on `workers` or on how work is chunked.
 from __future__ import annotations
 
 import hashlib
+import json
 import multiprocessing as mp
 import os
 import time
@@ -118,6 +119,9 @@ class BuildOptions:
     train_puzzles: int | None = None
     #: keep only records whose stated rating is >= N (Sudoku-Extreme CSV); None = all
     min_difficulty: int | None = None
+    #: canonical keys of an earlier build's validation puzzles (`--val-from`): exactly these
+    #: form validation, so a run warm-started on that build never trains on them
+    val_keys: frozenset[str] | None = None
 
     def val_count(self, type_name: str) -> int:
         return self.val_overrides.get(type_name, self.val_per_type)
@@ -131,6 +135,7 @@ class BuildOptions:
         return {"seed": self.seed, "val_per_type": self.val_per_type,
                 "val_overrides": dict(sorted(self.val_overrides.items())),
                 "val_pool": self.val_pool, "augment": self.augment, "types": list(self.types),
+                "val_from": None if self.val_keys is None else len(self.val_keys),
                 "sizes": {k: "any" if v is None else f"{v[0]}x{v[1]}"
                           for k, v in sorted(self.sizes.items())},
                 "limit": self.limit, "subsample": self.subsample, "family": self.family,
@@ -932,7 +937,14 @@ def _split(decoded: list[Entry], offsize, golden_idents, files, types, opts, led
             pool.append(e)
     rng = np.random.default_rng(opts.seed & 0xFFFFFFFF)
     val_seq: set[int] = set()
-    for t in types:
+    if opts.val_keys is not None:
+        val_seq = {e.seq for e in pool if e.canon in opts.val_keys}
+        missing = len(opts.val_keys) - len(val_seq)
+        if missing:
+            raise PtrmError(f"--val-from: {missing} of its {len(opts.val_keys)} validation "
+                            "puzzles are not among the sources (or are golden / off-size)",
+                            hint="pass the sources that earlier build read, plus new ones")
+    for t in types if opts.val_keys is None else ():
         cands = [e.seq for e in pool if e.type == t]
         if opts.val_pool == "all-sizes":
             cands += [s for s, tt, ident in offsize if tt == t and ident not in golden_idents]
@@ -956,6 +968,22 @@ def _split(decoded: list[Entry], offsize, golden_idents, files, types, opts, led
                 ledger.drop(e.fi, e.type, "train cap")
         train = [e for e in train if e.seq in keep]
     return {"train": train, "val": val, "golden": golden}
+
+
+def read_val_keys(dataset: str | Path) -> frozenset[str]:
+    """The canonical keys of a built dataset's validation puzzles (`val/puzzles.jsonl`)."""
+    path = Path(dataset) / "val" / "puzzles.jsonl"
+    if not path.is_file():
+        raise PtrmError(f"--val-from {dataset}: no {path.relative_to(dataset)} there",
+                        hint="pass a folder written by `ptrm build-data`")
+    keys = set()
+    with path.open(encoding="utf-8") as f:
+        for i, line in enumerate(f, 1):
+            try:
+                keys.add(json.loads(line)["key"])
+            except (ValueError, KeyError, TypeError):
+                raise PtrmError(f"{path}:{i}: expected a JSON object with a 'key'") from None
+    return frozenset(keys)
 
 
 def _puzzle_record(e: Entry, files: list[SourceFile]) -> dict:

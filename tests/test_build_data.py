@@ -205,6 +205,27 @@ def test_val_pool_all_sizes_samples_before_the_size_filter(tmp_path):
     assert total == kept.puzzles["val"]["lightup"] + kept.puzzles["train"]["lightup"] == 8
 
 
+def test_val_from_keeps_an_earlier_validation_split(tmp_path, pool_build):
+    """--val-from: the earlier build's validation puzzles, and only they, are validation
+    again - whatever the seed - and none of them (nor a symmetric copy) is in train."""
+    _, first = pool_build
+    keys = B.read_val_keys(first)
+    assert keys
+    again = B.build([first.parent / "pool.jsonl"], tmp_path / "again",
+                    opts(seed=99, val_per_type=5, val_overrides={}, val_pool="kept",
+                         val_keys=keys))
+    got = _keys(tmp_path / "again")
+    assert got["val"] == keys
+    assert not got["train"] & keys
+    assert sum(again.puzzles["val"].values()) == len(keys)
+    # a validation puzzle missing from the sources is an error, not a smaller split
+    with pytest.raises(B.PtrmError, match="not among the sources"):
+        B.build([first.parent / "pool.jsonl"], None,
+                opts(val_keys=keys | {"not-a-key"}, val_pool="kept"))
+    with pytest.raises(B.PtrmError, match="no val/puzzles.jsonl"):
+        B.read_val_keys(tmp_path)
+
+
 # -- augmentation -------------------------------------------------------------------------------
 
 def check_consistent(out: Path, split: str) -> int:

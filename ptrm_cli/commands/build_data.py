@@ -55,6 +55,10 @@ def build_data(
                               help="Read only the first N records of each non-golden file."),
     subsample: int = typer.Option(None, "--subsample", show_default=False,
                                   help="Read a seeded random N records of each non-golden file."),
+    val_from: Path = typer.Option(None, "--val-from", show_default=False, help=(
+        "An earlier dataset folder: its validation puzzles (by identity) are this build's "
+        "validation, none sampled - so a model warm-started on that build is still judged on "
+        "puzzles it never trained on. The sources must include them.")),
     family: str = typer.Option(None, "--family", show_default=False,
                                help="Token family (default: the first type's codec's)."),
     test_set: str = typer.Option(None, "--test-set", show_default="evaluation*", help=(
@@ -98,6 +102,7 @@ def build_data(
         types=None if types is None else tuple(t.strip() for t in types.split(",") if t.strip()),
         sizes=parse_sizes(sizes), golden=tuple(golden), limit=limit, subsample=subsample,
         family=family, workers=workers or B.default_workers(),
+        val_keys=None if val_from is None else B.read_val_keys(val_from),
         progress=not as_json and err_console.is_terminal)
     try:
         result = B.build(sources, None if dry_run else out, opts)
