@@ -7,6 +7,12 @@ augmentation, then vote across the views of each original test pair, ranking can
 is solved when its true output is among the top k candidates; a puzzle's score is the fraction
 of its test pairs solved; pass@k is the mean over puzzles. The deterministic TRM pipeline is the
 same with K=1 and sigma=0 (one rollout per view).
+
+Views come from an identifier table (ptrm_cli/arc_ids.py): every version of a task that the
+table names is one view. For a model trained on the dataset the table is the dataset's, and the
+views are exactly its test rows; for an official checkpoint with its own identifiers.json they
+are the views of TRM's own test split, whatever our build drew. `ptrm solve --task` runs the same
+steps on one task (ptrm_cli/arc_solve.py).
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from __future__ import annotations
 import json
 import time
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -56,84 +63,155 @@ def pass_at(ranked: dict, truths: dict, ks=PASS_KS) -> dict:
     return {f"pass@{k}": float(scores[:, i].mean()) for i, k in enumerate(ks)}
 
 
-def _views(path: Path, split: str, limit: int | None):
-    """The split's rows, their pair keys and the true outputs (pairs with a known output)."""
+@dataclass
+class Views:
+    """Rows to run: one test input of a task as one view sees it (augmented the way the view's
+    name says, on the canvas at (0, 0) as in TRM's test split), with the view's identifier."""
+
+    inputs: np.ndarray  # [n, 900] int64 tokens
+    ids: np.ndarray     # [n] int64 puzzle identifiers
+    names: list[str]    # [n] the view's name: how to undo its augmentation
+    keys: list[tuple]   # [n] (task, example) of the original test pair
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+
+def build_views(table, tests: dict, max_views: int | None = None) -> tuple[Views, list[str]]:
+    """tests: {task: {example: input grid}}; table: an arc_ids.IdTable. Every version of a task
+    that the table names is a view (the first `max_views` in table order, if given). Rows are
+    view-major (a view's test inputs are adjacent), so a run cut short by a time limit has
+    whole views but perhaps the last. Returns the views and the tasks the table has no
+    identifier for."""
+    from ptrm_codecs.arc import augment_grid, parse_aug_name, to_canvas
+
+    inputs, ids, names, keys, missing = [], [], [], [], []
+    for task, pairs in tests.items():
+        views = table.views(task)[:max_views]
+        if not views:
+            missing.append(task)
+        for pid, name in views:
+            try:
+                _, t, mapping = parse_aug_name(name)
+            except ValueError as e:
+                raise PtrmError(f"{table.source}: identifier {pid}: {e}") from None
+            for ex, grid in pairs.items():
+                inputs.append(to_canvas(augment_grid(np.asarray(grid), t, mapping)).reshape(-1))
+                ids.append(pid)
+                names.append(name)
+                keys.append((task, ex))
+    arr = np.stack(inputs) if inputs else np.zeros((0, 900), np.int64)
+    return Views(arr, np.asarray(ids, dtype=np.int64), names, keys), missing
+
+
+def best_rollouts(model, inputs: torch.Tensor, puzzle_ids: torch.Tensor | None, *, K: int,
+                  D: int, sigma: float, perturb: str = "z", seed: int = 0,
+                  chunk_rows: int | None = None, time_limit: float | None = None,
+                  on_progress=None) -> tuple[np.ndarray, np.ndarray]:
+    """K rollouts per row, keeping the highest-Q one: (tokens [n, L], sigmoid q [n] float64)
+    for the first n rows. With `time_limit` (seconds) rows go in chunks and it stops after the
+    chunk that passes the limit (n may be < rows); a row's noise depends only on (seed, its
+    tokens, k), so the rows done are those of a full run. on_progress(rows done, rows)."""
+    from .engine.sampler import SamplerConfig, sample
+
+    cfg = SamplerConfig(K=K, D=D, sigma=sigma, perturb=perturb, chunk_rows=chunk_rows)
+    total = len(inputs)
+    step = total if time_limit is None else max(1, (chunk_rows or K) // K)
+    t0 = time.perf_counter()
+    preds, qs = [np.zeros((0, inputs.shape[1]), np.int64)], [np.zeros(0)]
+    for start in range(0, total, step):
+        stop = min(total, start + step)
+        ids = None if puzzle_ids is None else puzzle_ids[start:stop]
+        report = None if on_progress is None else \
+            (lambda done, _n, start=start: on_progress(start + done, total))
+        r = sample(model, inputs[start:stop], cfg, seed=seed, puzzle_ids=ids, on_chunk=report)
+        best = r.q.argmax(dim=1)  # the highest-Q rollout of each row
+        rows = torch.arange(len(best))
+        preds.append(r.preds[rows, best].numpy())
+        qs.append(torch.sigmoid(r.q[rows, best].double()).numpy())
+        if time_limit is not None and time.perf_counter() - t0 >= time_limit:
+            break
+    return np.concatenate(preds), np.concatenate(qs)
+
+
+def view_answers(names: list[str], preds: np.ndarray) -> list[np.ndarray]:
+    """Each row's prediction cropped at (0, 0) (TRM's `_crop`) and taken back to the original
+    task's frame (the inverse of the view's augmentation)."""
+    from ptrm_codecs.arc import crop, deaugment
+
+    return [deaugment(name, crop(p))[1] for name, p in zip(names, preds)]
+
+
+def run_pipeline(model, views: Views, truths: dict, *, K: int, D: int, sigma: float,
+                 seed: int = 0, chunk_rows: int | None = None, ks=PASS_KS) -> dict:
+    """One pipeline (K rollouts per view, best Q per view, crop, de-augment, vote, pass@k)."""
+    t0 = time.perf_counter()
+    ids = None if model.config.puzzle_emb_ndim == 0 else torch.as_tensor(views.ids)
+    preds, q = best_rollouts(model, torch.as_tensor(views.inputs), ids, K=K, D=D, sigma=sigma,
+                             seed=seed, chunk_rows=chunk_rows)
+    ranked = vote(zip(views.keys, view_answers(views.names, preds), q))
+    return {"K": K, "D": D, "sigma": sigma, "seed": seed, **pass_at(ranked, truths, ks),
+            "seconds": time.perf_counter() - t0}
+
+
+def _test_pairs(path: Path, split: str, limit: int | None):
+    """The split's test pairs: the dataset, {task: {example: input grid}} (the first `limit`
+    tasks) and {(task, example): true output} for the pairs with a known output."""
     from .engine.data import load_dataset
 
     ds = load_dataset(path, splits=[split])
     if ds.meta.get("family") != "arc" or "identifiers" not in ds.meta:
         raise PtrmError(f"{path} is not an ARC dataset from `ptrm build-data --family arc`")
-    s = ds.split(split)
-    keys, truths = [], {}
-    for j in np.asarray(s.puzzle):
-        rec = s.puzzles[int(j)]
-        key = (rec["task"], int(rec["example"]))
-        keys.append(key)
+    tests: dict[str, dict] = {}
+    truths = {}
+    for rec in ds.split(split).puzzles:  # the original pairs; demonstrations are not scored
+        if rec.get("split") != "test":
+            continue
+        if limit is not None and rec["task"] not in tests and len(tests) >= limit:
+            continue
         pair = json.loads(rec["text"])
+        tests.setdefault(rec["task"], {})[int(rec["example"])] = pair["input"]
         if "output" in pair:
-            truths[key] = np.asarray(pair["output"])
-    rows = np.arange(len(s))
-    if limit is not None:  # the first `limit` tasks, all their views
-        tasks = list(dict.fromkeys(k[0] for k in keys))[:limit]
-        rows = np.array([i for i, k in enumerate(keys) if k[0] in set(tasks)], dtype=np.int64)
-        truths = {k: v for k, v in truths.items() if k[0] in set(tasks)}
-    return ds, s, rows, keys, truths
+            truths[(rec["task"], int(rec["example"]))] = np.asarray(pair["output"])
+    return ds, tests, truths
 
 
-def run_pipeline(model, inputs: torch.Tensor, puzzle_ids: torch.Tensor | None, names: list[str],
-                 keys: list, truths: dict, *, K: int, D: int, sigma: float, seed: int = 0,
-                 chunk_rows: int | None = None, ks=PASS_KS) -> dict:
-    """One pipeline (K rollouts per view, best Q per view, crop, de-augment, vote, pass@k).
-    names[i] is row i's augmented puzzle name, keys[i] its original (task, example)."""
-    from ptrm_codecs.arc import crop, deaugment
+def evaluate_arc(model, path: str | Path, split: str = "test", *, table=None, K: int = 25,
+                 D: int | None = None, sigma: float = 0.2, seed: int = 0,
+                 limit: int | None = None, chunk_rows: int | None = None, ks=PASS_KS,
+                 vocab=None) -> dict:
+    """PTRM (K, sigma) and deterministic TRM (K=1, sigma=0) on the test pairs of an ARC dataset
+    split. `table` (arc_ids.IdTable): the checkpoint's identifiers; None: the dataset's (a
+    model trained on this dataset). Tasks the table has no identifier for score 0."""
+    from .arc_ids import IdTable, check_rows
 
-    from .engine.sampler import SamplerConfig, sample
-
-    t0 = time.perf_counter()
-    r = sample(model, inputs, SamplerConfig(K=K, D=D, sigma=sigma, chunk_rows=chunk_rows),
-               seed=seed, puzzle_ids=puzzle_ids)
-    best = r.q.argmax(dim=1)  # [P] highest-Q rollout of each view
-    rows = torch.arange(len(best))
-    preds = r.preds[rows, best].numpy()
-    q = torch.sigmoid(r.q[rows, best].double()).numpy()
-    entries = [(keys[i], deaugment(names[i], crop(preds[i]))[1], q[i]) for i in range(len(preds))]
-    ranked = vote(entries)
-    out = {"K": K, "D": D, "sigma": sigma, "seed": seed, **pass_at(ranked, truths, ks),
-           "seconds": time.perf_counter() - t0}
-    return out
-
-
-def evaluate_arc(model, path: str | Path, split: str = "test", *, K: int = 25, D: int | None = None,
-                 sigma: float = 0.2, seed: int = 0, limit: int | None = None,
-                 chunk_rows: int | None = None, ks=PASS_KS, vocab=None) -> dict:
-    """PTRM (K, sigma) and deterministic TRM (K=1, sigma=0) on an ARC dataset split."""
     path = Path(path)
-    ds, s, rows, keys, truths = _views(path, split, limit)
+    ds, tests, truths = _test_pairs(path, split, limit)
     if vocab is not None:
         vocab.check_same(ds.vocab, what="the model", other_what=f"dataset {path}")
     if ds.seq_len != model.config.seq_len:
         raise PtrmError(f"dataset {path} has sequences of {ds.seq_len} tokens, the model reads "
                         f"{model.config.seq_len}")
-    if not len(rows):
-        raise PtrmError(f"dataset {path} split {split!r}: nothing to evaluate")
-    ident = ds.meta["identifiers"]
-    pid = np.asarray(s.puzzle_id)[rows].astype(np.int64)
-    names = [ident[int(i)] for i in pid]
-    ids = None
-    if model.config.puzzle_emb_ndim > 0:
-        ids = torch.as_tensor(pid)
-        if int(ids.max()) >= model.config.num_puzzle_identifiers:
-            raise PtrmError(f"dataset {path} uses puzzle ids up to {int(ids.max())}, the model "
-                            f"knows {model.config.num_puzzle_identifiers}")
-    inputs = torch.as_tensor(np.asarray(s.inputs)[rows].astype(np.int64))
-    keys = [keys[int(i)] for i in rows]
+    if not tests:
+        raise PtrmError(f"dataset {path} split {split!r}: no test pairs to evaluate")
+    if table is None:
+        table = IdTable(ds.meta["identifiers"], f"dataset {path}")
+    if model.config.puzzle_emb_ndim > 0:  # without a table the names only say the augmentation
+        check_rows(table, model.config.num_puzzle_identifiers)
+    views, missing = build_views(table, tests)
+    if not len(views):
+        raise PtrmError(f"{table.source} has no identifiers for any of the {len(tests)} tasks "
+                        f"of {path} split {split!r} (e.g. {next(iter(tests))!r})",
+                        hint="TRM ARC models can only solve tasks that were in their training "
+                             "build")
     D = D or model.config.halt_max_steps
     common = dict(D=D, seed=seed, chunk_rows=chunk_rows, ks=ks)
-    ptrm = run_pipeline(model, inputs, ids, names, keys, truths, K=K, sigma=sigma, **common)
-    trm = run_pipeline(model, inputs, ids, names, keys, truths, K=1, sigma=0.0, **common)
+    ptrm = run_pipeline(model, views, truths, K=K, sigma=sigma, **common)
+    trm = run_pipeline(model, views, truths, K=1, sigma=0.0, **common)
     return {"kind": "arc", "dataset": str(path), "split": split,
             "puzzles": len({k[0] for k in truths}), "test_pairs": len(truths),
-            "views": len(rows), "ptrm": ptrm, "trm": trm}
+            "views": len(views), "identifiers": table.source, "tasks_without_views": missing,
+            "ptrm": ptrm, "trm": trm}
 
 
 def table(report: dict):

@@ -123,8 +123,11 @@ def _parse_record(text: str, *, codec: str | None, source: str | None) -> tuple[
         raise ParseError("expected one JSON object (a dataset record)", source=source)
     name = codec or record.get("pid") or record.get("type")
     if not name:
-        raise ParseError("this JSON record does not say its puzzle type ('pid' or 'type')",
-                         source=source, hint="pass --codec TYPE")
+        try:  # JSON that is a puzzle format of its own (an ARC task), not a dataset record
+            return registry.parse(text, source=source)
+        except PtrmError:
+            raise ParseError("this JSON record does not say its puzzle type ('pid' or 'type')",
+                             source=source, hint="pass --codec TYPE") from None
     c = registry.get(str(name))
     puzzle, solution = c.from_record(record, source=source)
     return c, Parsed(puzzle, solution, "record")
@@ -160,12 +163,16 @@ def resolve_checkpoint(arg: str | Path | None) -> Path:
     return default
 
 
-def load_model(arg: str | Path | None, device: str) -> LoadedModel:
-    from .engine.checkpoint import load_checkpoint
+def load_model(arg: str | Path | None, device: str, *,
+               official_vocab: Vocab | None = None) -> LoadedModel:
+    """`official_vocab`: the token table to give an official step_N file, which has none of its
+    own (the caller knows the family from the data: ARC for an ARC task or dataset)."""
+    from .engine.checkpoint import is_official_checkpoint, load_checkpoint
 
     path = resolve_checkpoint(arg)
+    vocab = official_vocab if path.is_file() and is_official_checkpoint(path) else None
     try:
-        model, vocab, meta = load_checkpoint(path, device=device)
+        model, vocab, meta = load_checkpoint(path, device=device, vocab=vocab)
     except PtrmError:
         raise
     except (OSError, ValueError, KeyError, RuntimeError) as e:

@@ -481,19 +481,20 @@ class ArcCodec(Codec):
     # -- people ----------------------------------------------------------------------------
     def render(self, puzzle, solution=None):
         table = Table.grid(padding=(0, 2))
-        cols = [_grid_text(puzzle.clues, "input")]
+        cols = [grid_text(puzzle.clues, "input")]
         if solution is not None:
             known = puzzle.meta.get("output")
             ok = None if known is None else not self.verify(puzzle, solution)
             title = "output" + ("" if ok is None else (" (correct)" if ok else " (wrong)"))
-            cols += [Text("\n→", style="bold"), _grid_text(solution.grid, title)]
+            cols += [Text("\n→", style="bold"), grid_text(solution.grid, title)]
         for _ in cols:
             table.add_column()
         table.add_row(*cols)
         return table
 
 
-def _grid_text(grid, title: str) -> Text:
+def grid_text(grid, title: str) -> Text:
+    """A grid as coloured cells under a bold `title HxW` line (for Rich)."""
     grid = np.asarray(grid)
     out = Text(f"{title} {grid.shape[0]}x{grid.shape[1] if grid.ndim == 2 else 0}\n",
                style="bold")

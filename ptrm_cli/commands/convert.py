@@ -53,6 +53,13 @@ def convert(
                                help="Attach this token family's vocabulary (e.g. sudoku-native, "
                                     "maze, arc; see `ptrm codecs`) so the codecs accept the "
                                     "model. Without it the model gets a generic table."),
+    identifiers: Path = typer.Option(None, "--identifiers",
+                                     show_default="identifiers.json next to STEP_FILE or in "
+                                                  "the run's dataset folder, if any",
+                                     help="The run dataset's identifiers.json (names of the "
+                                          "puzzle-embedding rows; TRM's ARC builder writes "
+                                          "it), stored with the checkpoint so `ptrm solve "
+                                          "--task` and `ptrm eval` find each task's rows."),
     as_json: bool = JSON,
 ):
     """Import an official TRM checkpoint and write it in ptrm's safetensors format."""
@@ -62,11 +69,18 @@ def convert(
     vocab = _family_vocab(family) if family else None
     model, vocab, meta = import_official(step_file, config_yaml=config, vocab=vocab,
                                          **_parse_settings(settings))
-    save_checkpoint(out, model, vocab, meta)
+    ids = _identifiers(step_file, model, vocab, meta, identifiers)
+    if ids is not None:
+        meta["identifiers_from"] = ids.source
+    save_checkpoint(out, model, vocab, meta, identifiers=ids.names if ids else None)
     cfg = model.config.to_dict()
+    rows = model.config.num_puzzle_identifiers
     if as_json:
         typer.echo(json.dumps({"out": str(out), "model": cfg, "vocab": vocab.family,
-                               "parameters": count_parameters(model), "meta": meta}, indent=1))
+                               "parameters": count_parameters(model), "meta": meta,
+                               "identifiers": None if ids is None else
+                               {"from": ids.source, "names": len(ids),
+                                "tasks": len(ids.tasks())}}, indent=1))
         return
     table = Table(title=f"{step_file} -> {out}")
     table.add_column("setting")
@@ -80,3 +94,23 @@ def convert(
     console.print(table)
     console.print(f"{count_parameters(model):,} parameters, vocabulary {vocab.family!r} "
                   f"({len(vocab)} tokens)")
+    if ids is not None:
+        console.print(f"identifiers: {len(ids):,} names for {len(ids.tasks()):,} tasks, "
+                      f"from {ids.source}", highlight=False)
+    elif rows > 1:
+        console.print(f"[yellow]no identifiers attached[/]: the model has {rows:,} per-puzzle "
+                      f"embeddings, and without their names no task can be mapped to them "
+                      f"(pass --identifiers PATH/identifiers.json)", highlight=False)
+
+
+def _identifiers(step_file: Path, model, vocab, meta: dict, explicit: Path | None):
+    """The identifier table to store: the given file, else one found next to the step file or
+    in the run's dataset folder (arc_ids.own_table), checked against the model's rows."""
+    from .. import arc_ids
+    from ..solver import LoadedModel
+
+    if explicit is not None:
+        return arc_ids.read_table(explicit, model.config.num_puzzle_identifiers)
+    if not arc_ids.has_table(model.config):
+        return None
+    return arc_ids.own_table(LoadedModel(model, vocab, meta, str(step_file), "cpu"))

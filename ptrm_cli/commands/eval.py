@@ -61,6 +61,10 @@ def evaluate(
     gpus: int = typer.Option(None, "--gpus", min=1, show_default="1 (or torchrun's processes)",
                              help="Shard the puzzles over N GPUs of this machine: runs this "
                                   "command again under torchrun with N processes."),
+    identifiers: Path = typer.Option(None, "--identifiers",
+                                     show_default="the checkpoint's own, else the dataset's",
+                                     help="ARC: the identifiers.json naming the checkpoint's "
+                                          "puzzle-embedding rows (docs/MAZE_ARC.md)."),
     as_json: bool = JSON,
 ):
     """Evaluate PTRM against deterministic TRM: every selector, per type, over seeds."""
@@ -82,13 +86,18 @@ def evaluate(
     device = distributed.setup(resolve_device(device))
     main = distributed.is_main()
     budget = solver.parse_memory(memory)
-    loaded = solver.load_model(checkpoint, device)
+    arc = data is not None and _is_arc(Path(data).expanduser())
+    if identifiers is not None and not arc:
+        raise PtrmError("--identifiers applies to ARC datasets (--data DIR built with "
+                        "--family arc)")
+    # an official step_N file has no token table: an ARC dataset says it is TRM's ARC one
+    loaded = solver.load_model(checkpoint, device, official_vocab=_arc_vocab() if arc else None)
     D = D or loaded.config.halt_max_steps
-    if data is not None and _is_arc(Path(data).expanduser()):
+    if arc:
         if main:
             _eval_arc(loaded, Path(data).expanduser(), split, K=K, D=D, sigma=sigmas[0],
                       seed=seed, limit=limit, memory=budget or solver.default_memory(device),
-                      out=out, as_json=as_json)
+                      out=out, as_json=as_json, identifiers=identifiers)
         return
     evset = ev_mod.resolve_split(split, data, loaded, limit=limit)
     budget = budget or solver.default_memory(device)
@@ -142,16 +151,33 @@ def _is_arc(data: Path) -> bool:
         return False
 
 
-def _eval_arc(loaded, data: Path, split: str, *, K, D, sigma, seed, limit, memory, out,
-              as_json):
-    """ARC (ptrm_cli/arc_eval.py): best-Q rollout per augmented view, vote across views."""
-    from .. import arc_eval, solver
+def _arc_vocab():
+    from ptrm_codecs.families import ARC
 
+    return ARC.vocab
+
+
+def _eval_arc(loaded, data: Path, split: str, *, K, D, sigma, seed, limit, memory, out,
+              as_json, identifiers):
+    """ARC (ptrm_cli/arc_eval.py): best-Q rollout per augmented view, vote across views."""
+    from .. import arc_eval, arc_ids, solver
+
+    # which embedding row is which task version: the checkpoint's own table when it has one
+    table = None
+    if loaded.config.puzzle_emb_ndim > 0:
+        table = arc_ids.table_for(loaded, identifiers, dataset=data)
     err_console.print(f"[dim]ARC {data}/{split}: K={K} D={D} σ={sigma:g} seed {seed} · "
-                      f"{loaded.path}[/]", highlight=False)
+                      f"{loaded.path}"
+                      f"{f' · identifiers {table.source}' if table else ''}[/]", highlight=False)
     report = arc_eval.evaluate_arc(
-        loaded.model, data, split, K=K, D=D, sigma=sigma, seed=seed, limit=limit,
+        loaded.model, data, split, table=table, K=K, D=D, sigma=sigma, seed=seed, limit=limit,
         chunk_rows=solver.plan_chunk_rows(loaded.config, K, D, memory), vocab=loaded.vocab)
+    missing = report["tasks_without_views"]
+    if missing:
+        err_console.print(f"[yellow]{len(missing)} task(s) have no identifiers[/] in "
+                          f"{report['identifiers']}, scored as unsolved: "
+                          f"{', '.join(missing[:5])}{' ...' if len(missing) > 5 else ''}",
+                          highlight=False)
     path = arc_eval.write_report(report, out or Path(f"eval_arc_{split}"))
     if as_json:
         typer.echo(solver.to_json(report))

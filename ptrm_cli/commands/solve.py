@@ -1,11 +1,17 @@
 """`ptrm solve`: one puzzle, K noisy rollouts, the verified best answer.
 
-Exit codes: 0 the shown answer satisfies the rules; 1 no rules-valid answer was found;
+An ARC task (`--task`, or a task file with a model that has per-task embeddings) goes through
+the paper's ARC pipeline instead (ptrm_cli/arc_solve.py): views, best Q per view, vote, two
+attempts.
+
+Exit codes: 0 the shown answer satisfies the rules (ARC task: every test input answered, and
+each known output among the two attempts); 1 no rules-valid answer was found (ARC: not so);
 2 a usage or input error (bad file, unknown codec, wrong checkpoint, bad option).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
@@ -20,6 +26,10 @@ EXIT_SOLVED, EXIT_UNSOLVED = 0, 1  # usage errors: PtrmError.exit_code (2)
 #: keeps the paper's K=100 in one wave, checked at its end
 GPU_K = 100
 CPU_DEFAULTS = {"K": 8, "wave": 4, "check_every": 1, "time_limit": 20.0}
+#: an ARC task: the paper's ARC-AGI-2 width on a GPU; on a CPU fewer rollouts per view and the
+#: same time limit (checked between chunks of views: a 30x30 canvas is costly on a CPU)
+ARC_GPU_K = 25
+ARC_CPU_DEFAULTS = {"K": 4, "time_limit": 20.0}
 if TYPE_CHECKING:
     from .. import solver
 
@@ -60,10 +70,20 @@ def solve(
                                help="Memory budget of one forward chunk, e.g. 2GB."),
     seed: int = typer.Option(0, "--seed", min=0,
                              help="Random seed: the same seed gives the same result."),
+    task: str = typer.Option(None, "--task",
+                             help="ARC: the task to solve, by id, from a Kaggle challenges file "
+                                  "(or the id of a one-task file); runs the ARC pipeline "
+                                  "(docs/MAZE_ARC.md)."),
+    views: int = typer.Option(None, "--views", min=1, show_default="all the checkpoint has",
+                              help="ARC task: only the first N views (augmented versions)."),
+    identifiers: Path = typer.Option(None, "--identifiers",
+                                     show_default="the checkpoint's own",
+                                     help="ARC task: the identifiers.json naming the "
+                                          "checkpoint's puzzle-embedding rows."),
     as_json: bool = JSON,
 ):
     """Solve one puzzle with PTRM: K noisy rollouts, pick one, check it against the rules."""
-    from .. import solver  # torch and the engine load here, not when `ptrm --help` starts
+    from .. import arc_solve, solver  # torch and the engine load here, not at `ptrm --help`
 
     if perturb not in ("z", "y", "both", "init"):
         raise PtrmError(f"--perturb {perturb!r}: expected z, y, both or init")
@@ -73,9 +93,29 @@ def solve(
         raise PtrmError(f"--select {select!r}: expected {', '.join(solver.SELECTORS)}")
     device = resolve_device(device)
     budget = solver.parse_memory(memory)
+    arc = dict(K=K, D=D, sigma=sigma, perturb=perturb, seed=seed, views=views,
+               time_limit=time_limit, threads=threads, identifiers=identifiers, device=device,
+               budget=budget, as_json=as_json)
+    if task is not None or _many_tasks(input):
+        if codec not in (None, "arc"):
+            raise PtrmError(f"--task names an ARC task; --codec {codec} does not apply")
+        _solve_arc_task(input, task, checkpoint, **arc)
     text, source = solver.read_input(input)
+    loaded = None
+    if codec in (None, "arc") and arc_solve.task_shaped(text):
+        loaded = solver.load_model(checkpoint, device, official_vocab=_arc_vocab())
+        if _task_model(loaded):  # a task, and a model that learned one embedding per task
+            _solve_arc_task(input, None, loaded, text=text, source=source, **arc)
+    if views is not None or identifiers is not None:
+        raise PtrmError("--views and --identifiers apply to ARC tasks (--task)")
     c, parsed = solver.parse_puzzle(text, codec=codec, source=source)
-    loaded = solver.load_model(checkpoint, device)
+    # an official step_N file has no token table: a codec with one family says which it is
+    loaded = loaded or solver.load_model(checkpoint, device, official_vocab=c.families[0].vocab
+                                         if len(c.families) == 1 else None)
+    if c.name == "arc" and _task_model(loaded):
+        err_console.print("[yellow]warning:[/] this ARC model learned one embedding per task; "
+                          "a lone grid or pair runs with the blank identifier, which it never "
+                          "trained on (pass the task file and --task ID)", highlight=False)
     family = solver.family_for(c, loaded)
     D = D or loaded.config.halt_max_steps
     cpu = device == "cpu"
@@ -212,3 +252,94 @@ def _cpu_threads() -> int:
     except (OSError, AttributeError):
         return cores
     return max(1, min(cores, int(cores - load + 0.5)))
+
+
+# -- ARC tasks -----------------------------------------------------------------------------------
+
+def _many_tasks(input: str) -> bool:
+    """A JSON file too big for one puzzle: a Kaggle challenges file (ARC's come in MBs), which
+    the task path reads whole and asks which task to solve."""
+    from ..solver import MAX_INPUT_BYTES
+
+    path = Path(input).expanduser()
+    try:
+        return path.suffix == ".json" and path.is_file() and \
+            path.stat().st_size > MAX_INPUT_BYTES
+    except (OSError, ValueError):
+        return False
+
+
+def _arc_vocab():
+    from ptrm_codecs.families import ARC
+
+    return ARC.vocab
+
+
+def _task_model(loaded) -> bool:
+    """An ARC model with per-task embeddings: it solves tasks, not lone grids."""
+    from ..arc_ids import has_table
+
+    return loaded.vocab.family == "arc" and has_table(loaded.config)
+
+
+def _solve_arc_task(input: str, task_id: str | None, model, *, K, D, sigma, perturb, seed,
+                    views, time_limit, threads, identifiers, device, budget, as_json,
+                    text: str | None = None, source: str | None = None):
+    """`model`: a checkpoint argument, or the model already loaded. Always exits."""
+    from .. import arc_ids, arc_solve, solver
+
+    if text is None and input == "-":
+        text, source = solver.read_input(input)
+    path = None if input == "-" else Path(input).expanduser()
+    if path is not None and not path.is_file():
+        raise PtrmError(f"{input}: no such file", hint="--task reads an ARC task file or a "
+                                                       "Kaggle challenges file")
+    task_id, task = arc_solve.read_task(path, task_id, text=None if path else text,
+                                        source=source or input)
+    loaded = model if isinstance(model, solver.LoadedModel) else \
+        solver.load_model(model, device, official_vocab=_arc_vocab())
+    arc_solve.check_model(loaded)
+    table = arc_ids.table_for(loaded, identifiers)
+    D = D or loaded.config.halt_max_steps
+    cpu_defaults = {}
+    if device == "cpu":  # CPU-sized defaults for what the user left out, stated in the output
+        given = {"K": K, "time_limit": time_limit}
+        cpu_defaults = {k: v for k, v in ARC_CPU_DEFAULTS.items() if given[k] is None}
+        K = K if K is not None else ARC_CPU_DEFAULTS["K"]
+        time_limit = time_limit if time_limit is not None else ARC_CPU_DEFAULTS["time_limit"]
+        import torch
+
+        cpu_defaults["threads"] = threads or _cpu_threads()
+        torch.set_num_threads(cpu_defaults["threads"])
+    K = K if K is not None else ARC_GPU_K
+    chunk_rows = solver.plan_chunk_rows(loaded.config, K, D,
+                                        budget or solver.default_memory(device))
+    kwargs = dict(K=K, D=D, sigma=sigma, perturb=perturb, seed=seed, max_views=views,
+                  chunk_rows=chunk_rows, time_limit=time_limit or None)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, \
+        TimeElapsedColumn
+
+    with Progress(TextColumn("views"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=err_console, transient=True) as bar:
+        job = bar.add_task("views", total=None)
+        res = arc_solve.solve_task(loaded, task_id, task, table, **kwargs,
+                                   on_progress=lambda done, n: bar.update(job, completed=done,
+                                                                          total=n))
+    settings = dict(device=device, checkpoint=loaded.path, source=source or input,
+                    time_limit=time_limit, cpu_defaults=cpu_defaults or None)
+    if as_json:
+        typer.echo(solver.to_json(arc_solve.to_dict(res, **settings)))
+    else:
+        console.print(arc_solve.render(res))
+        console.print(f"[dim]task {res.task} · {res.views}/{res.views_known} views x "
+                      f"{len(res.tests)} test input(s) x K={K}: {res.rollouts} rollouts in "
+                      f"{res.time_s:.2f} s · D={D} sigma={sigma:g} perturb={perturb} "
+                      f"seed={seed} device={device} · best Q per view, vote across views · "
+                      f"identifiers {res.identifiers} · {loaded.path}[/]", highlight=False,
+                      soft_wrap=True)
+        if cpu_defaults:
+            parts = [f"{k.replace('_', '-')}={v:g}" for k, v in cpu_defaults.items()]
+            console.print(f"[dim]CPU defaults: {' '.join(parts)} (GPU: K={ARC_GPU_K}, no time "
+                          f"limit); set --K, --time-limit, --views, --threads to change[/]",
+                          highlight=False, soft_wrap=True)
+    raise typer.Exit(EXIT_SOLVED if res.answered and res.solved is not False else EXIT_UNSOLVED)

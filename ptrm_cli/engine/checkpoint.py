@@ -7,6 +7,8 @@ Ours is a directory, written whole into a temporary folder and renamed into plac
                             under the reference's key names without its `_orig_mod.model.inner.`
     DIR/config.json         {"format": "ptrm-checkpoint/1", "model": TRMConfig, "vocab": Vocab,
                             "meta": {seed, git commit, torch version, dataset hash, steps, ...}}
+    DIR/identifiers.json    optional: the names of the puzzle-embedding rows (TRM's ARC
+                            identifiers.json, "<blank>" first; ptrm_cli/arc_ids.py reads it)
 
 An official checkpoint is `torch.save(state_dict)` with no config inside (TRM_REFERENCE.md
 §2.3). We read it with `weights_only=True`, which refuses anything but tensors and plain
@@ -37,6 +39,7 @@ from .model import FORWARD_DTYPES, TRM, TRMConfig, count_parameters, swiglu_inte
 FORMAT = "ptrm-checkpoint/1"
 WEIGHTS = "model.safetensors"
 CONFIG = "config.json"
+IDENTIFIERS = "identifiers.json"
 OFFICIAL_CONFIG = "all_config.yaml"
 
 
@@ -47,11 +50,13 @@ class CheckpointError(PtrmError):
 # -- our format ----------------------------------------------------------------------------------
 
 def save_checkpoint(path, model: TRM, vocab: Vocab, meta: dict | None = None, *,
-                    write_extra: Callable[[Path], None] | None = None) -> Path:
+                    write_extra: Callable[[Path], None] | None = None,
+                    identifiers: list[str] | None = None) -> Path:
     """Write `model` (pass the EMA copy when training used EMA) as a checkpoint directory.
 
     The directory is replaced whole and atomically. `write_extra(tmp_dir)` may add files (a
-    trainer's resume state) to the same atomic write. Returns the directory."""
+    trainer's resume state) to the same atomic write. `identifiers` names the puzzle-embedding
+    rows (one name per row), written as identifiers.json. Returns the directory."""
     path = Path(path)
     model = getattr(model, "module", model)        # DistributedDataParallel
     model = getattr(model, "_orig_mod", model)     # torch.compile
@@ -59,6 +64,9 @@ def save_checkpoint(path, model: TRM, vocab: Vocab, meta: dict | None = None, *,
     if len(vocab) != cfg.vocab_size:
         raise VocabError(f"vocabulary {vocab.family!r} has {len(vocab)} tokens but the model's "
                          f"vocab_size is {cfg.vocab_size}")
+    if identifiers is not None and len(identifiers) != cfg.num_puzzle_identifiers:
+        raise CheckpointError(f"{len(identifiers):,} identifier names for a puzzle-embedding "
+                              f"table of {cfg.num_puzzle_identifiers:,} rows")
     if path.exists() and not (path.is_dir() and (not any(path.iterdir())
                                                  or (path / CONFIG).exists())):
         raise CheckpointError(f"{path} exists and is not a ptrm checkpoint; refusing to replace it",
@@ -76,6 +84,8 @@ def save_checkpoint(path, model: TRM, vocab: Vocab, meta: dict | None = None, *,
     with atomic_dir(path) as tmp:
         save_file(tensors, str(tmp / WEIGHTS), metadata={"format": FORMAT})
         (tmp / CONFIG).write_text(json.dumps(doc, indent=1, default=str) + "\n")
+        if identifiers is not None:
+            (tmp / IDENTIFIERS).write_text(json.dumps(list(identifiers)) + "\n")
         if write_extra is not None:
             write_extra(tmp)
         _apply_umask(tmp)
@@ -231,7 +241,7 @@ def import_official(path, *, config_yaml=None, vocab: Vocab | None = None, devic
     The vocabulary is `vocab` if given, else a generic `trm-v{V}` table (pad, tok1, ...)."""
     path = Path(path)
     state, prefix = _read_official(path)
-    arch, yaml_path, ignored, data_seq_len = _read_official_yaml(path, config_yaml)
+    arch, yaml_path, ignored, data_seq_len, data_paths = _read_official_yaml(path, config_yaml)
     overrides = _check_keys(overrides)
     given = {**arch, **overrides}
     source = {k: "all_config.yaml" for k in arch} | {k: "override" for k in overrides}
@@ -284,7 +294,7 @@ def import_official(path, *, config_yaml=None, vocab: Vocab | None = None, devic
             "config_yaml": str(yaml_path) if yaml_path else None,
             "inferred_from_weights": sorted(found),
             "given": {k: source[k] for k in sorted(source) if k in cfg},
-            "ignored_arch_keys": ignored}
+            "ignored_arch_keys": ignored, "data_paths": data_paths}
     return model, vocab, meta
 
 
@@ -370,12 +380,13 @@ def _check_expansion(cfg: dict, sd: dict, S: int | None, path: Path) -> None:
 
 def _read_official_yaml(step_path: Path, config_yaml):
     """-> (the `arch:` section of an official all_config.yaml reduced to TRMConfig keys, the
-    file used, the arch keys ignored, the dataset's seq_len when its data path is readable)."""
+    file used, the arch keys ignored, the dataset's seq_len when its data path is readable,
+    the run's dataset folders as written there: where its identifiers.json lives)."""
     path = Path(config_yaml) if config_yaml else step_path.parent / OFFICIAL_CONFIG
     if not path.exists():
         if config_yaml:
             raise CheckpointError(f"{path}: no such file")
-        return {}, None, [], None
+        return {}, None, [], None, []
     import yaml
 
     try:
@@ -394,14 +405,15 @@ def _read_official_yaml(step_path: Path, config_yaml):
     out = {k: v for k, v in arch.items() if k in known}
     ignored = sorted(k for k in arch if k not in known)
     data = doc.get("data_paths") or doc.get("data_path") or []
-    for d in [data] if isinstance(data, str) else list(data):
+    dirs = [str(d) for d in ([data] if isinstance(data, str) else list(data))]
+    for d in dirs:
         for split in ("test", "train"):
             meta = Path(d) / split / "dataset.json"  # paths are relative to the run's cwd
             try:
-                return out, path, ignored, int(json.loads(meta.read_text())["seq_len"])
+                return out, path, ignored, int(json.loads(meta.read_text())["seq_len"]), dirs
             except (OSError, ValueError, KeyError, TypeError):
                 continue
-    return out, path, ignored, None
+    return out, path, ignored, None, dirs
 
 
 def _check_keys(overrides: dict) -> dict:

@@ -644,8 +644,11 @@ class Trainer:
             meta = {"steps": self.step, "seed": self.cfg.seed, "ema": self.ema is not None,
                     "dataset": str(self.dataset.path), "dataset_fingerprint": self.fingerprint,
                     "run_dir": str(self.run_dir), "reason": reason, "val": self.last_eval}
+            # ARC datasets name their puzzle-embedding rows: the checkpoint keeps the names, so
+            # `ptrm solve --task` finds a task's views without the dataset at hand
             save_checkpoint(path, model, self.dataset.vocab, meta,
-                            write_extra=lambda tmp: write_train_state(self, tmp, carry))
+                            write_extra=lambda tmp: write_train_state(self, tmp, carry),
+                            identifiers=self.dataset.meta.get("identifiers"))
             _point(self.ckpt_dir / "last", path.name)
             if self.best is not None and self.best["step"] == self.step:
                 _point(self.ckpt_dir / "best", path.name)
