@@ -1,0 +1,81 @@
+"""Validation exact accuracy per type over training updates, from one or more stages of a run.
+
+A stage is a `ptrm train` log.jsonl (its `eval` events) or a JSON list of those events (what
+docs/runs/*.eval.json keep), with the update count it started from (a warm start counts from
+0 again):
+
+    python3 scripts/plot_training.py docs/runs/ppbench-att-2026-11-26.eval.json \
+        docs/runs/ppbench-att2-2026-11-26.eval.json@30000 --out docs/img/train_ppbench.png
+
+`--extract LOG OUT` writes the eval events of a log as such a list.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+
+def eval_events(path: Path) -> list[dict]:
+    text = path.read_text()
+    if text.lstrip().startswith("["):
+        return json.loads(text)
+    events = [json.loads(line) for line in text.splitlines() if line.strip()]
+    last = {}  # after a resume the log repeats steps: keep the line written last
+    for e in events:
+        if e.get("event") == "eval":
+            last[e["step"]] = {k: v for k, v in e.items() if k not in ("time", "event")}
+    return [last[s] for s in sorted(last)]
+
+
+def plot(stages: list[tuple[Path, int]], out: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    series: dict[str, list[tuple[int, float]]] = {}
+    for i, (path, offset) in enumerate(stages):
+        for e in eval_events(path):
+            step = offset + e["step"]
+            series.setdefault("all (exact)", []).append((step, e["exact_accuracy"]))
+            for t, v in e["exact_accuracy_by_type"].items():
+                series.setdefault(t, []).append((step, v))
+        if i:
+            ax.axvline(offset, color="grey", lw=0.8, ls=":")
+            ax.text(offset, 0.3, " warm start,\n new data", fontsize=7, color="grey")
+    for name, pts in series.items():
+        xs, ys = zip(*sorted(pts))
+        ax.plot(xs, ys, marker=".", lw=2.2 if name.startswith("all") else 1.0,
+                color="black" if name.startswith("all") else None, label=name)
+    ax.set_xlabel("updates (global batch 768)")
+    ax.set_ylabel("validation exact accuracy (EMA, D=16)")
+    ax.set_ylim(0, 1)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, ncol=2, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(out, dpi=120)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("stages", nargs="*", help="FILE or FILE@OFFSET")
+    ap.add_argument("--out", type=Path, default=Path("train_curve.png"))
+    ap.add_argument("--extract", nargs=2, metavar=("LOG", "OUT"))
+    a = ap.parse_args()
+    if a.extract:
+        log, out = map(Path, a.extract)
+        out.write_text(json.dumps(eval_events(log), indent=0) + "\n")
+        return
+    stages = []
+    for s in a.stages:
+        path, _, off = s.partition("@")
+        stages.append((Path(path), int(off or 0)))
+    plot(stages, a.out)
+    print(f"wrote {a.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,57 @@
+"""Markdown tables from `ptrm eval` reports (report.json), as pasted into README.md and
+docs/TRAINING.md: per type, % correct by the rules verifier (or --judge label), deterministic
+TRM at each depth the report holds, then PTRM pass / best-Q / mode / verified @K as mean ± std
+over the report's seeds, and the aggregate's 95% Wilson interval (pooled over seeds).
+
+    python3 scripts/report_tables.py docs/runs/ppbench-att2-d16-golden.json ...
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+SELECTORS = (("pass", "pass"), ("best_q", "best-Q"), ("mode", "mode"), ("verified", "verified"))
+
+
+def table(report: dict, judge: str) -> str:
+    dets = {d["D"]: d for d in report["deterministic"] if d["K"] == 1}
+    runs = report["ptrm"]
+    head = ["type", "n"] + [f"TRM D={D}" for D in sorted(dets)]
+    for p in runs:
+        head += [f"{name}@{p['K']}" for _, name in SELECTORS]
+    settings = ", ".join("PTRM K={K} D={D} σ={sigma:g}".format(**p) for p in runs)
+    lines = [f"{report['split']['name']} ({report['split']['n']} puzzles), {settings}, "
+             f"{len(runs[0]['runs'])} seeds, % correct by the {judge} judgment, "
+             f"{report['device']}:", "",
+             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for group in report["groups"]:
+        n = runs[0]["summary"][group]["n"]
+        row = [f"**{group}**" if group == "aggregate" else group, str(n)]
+        row += [f"{100 * dets[D]['groups'][group][judge]['acc']:.1f}" for D in sorted(dets)]
+        for p in runs:
+            s = p["summary"][group][judge]
+            row += [f"{100 * s[key]['mean']:.1f} ± {100 * s[key]['std']:.1f}"
+                    for key, _ in SELECTORS]
+        lines.append("| " + " | ".join(row) + " |")
+    agg = runs[0]["summary"]["aggregate"][judge]
+    ci = lambda w: f"{100 * w[0]:.0f}-{100 * w[1]:.0f}"  # noqa: E731
+    det_ci = ", ".join(f"TRM D={D} {ci(dets[D]['groups']['aggregate'][judge]['wilson'])}"
+                       for D in sorted(dets))
+    lines += ["", f"95% Wilson intervals of the aggregate: {det_ci}, best-Q "
+              f"{ci(agg['best_q']['wilson'])}, pass {ci(agg['pass']['wilson'])}."]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("reports", nargs="+")
+    ap.add_argument("--judge", choices=("rules", "label"), default="rules")
+    args = ap.parse_args()
+    for path in args.reports:
+        with open(path) as f:
+            print(table(json.load(f), args.judge) + "\n")
+
+
+if __name__ == "__main__":
+    main()
