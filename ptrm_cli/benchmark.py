@@ -262,11 +262,13 @@ def matmul_peak(device: torch.device, n: int | None = None, repeats: int = 20) -
             "repeats": repeats}
 
 
-def _entry(name: str, t: float, flops: float, P: int, peak: dict, mem, **extra) -> dict:
+def _entry(name: str, t: float, flops: float, P: int, peak: dict, mem, gpus: int = 1,
+           **extra) -> dict:
+    """One mode's row; `share_of_peak` is of all `gpus` cards' peak (the run is sharded)."""
     tf = flops / t / 1e12 if t > 0 else math.nan
     return {"mode": name, "time_s": t, "ms_per_puzzle": 1e3 * t / P, "flops": flops,
-            "flops_per_puzzle": flops / P, "tflops": tf, "share_of_peak": tf / peak["tflops"],
-            "peak_mem_bytes": mem, **extra}
+            "flops_per_puzzle": flops / P, "tflops": tf, "gpus": gpus,
+            "share_of_peak": tf / (peak["tflops"] * gpus), "peak_mem_bytes": mem, **extra}
 
 
 def agreement(a, b) -> dict:
@@ -376,7 +378,7 @@ def run_bench(o: BenchOptions) -> dict:
                     times.append(t)
                 t = float(np.median(times))
                 runs[mode] = res
-                e = _entry(mode, t, res.flops, P, peak, mem, warmup_compile_s=t_warm,
+                e = _entry(mode, t, res.flops, P, peak, mem, world, warmup_compile_s=t_warm,
                            times_s=times, compiled=eng.compiled, compile_error=eng.compile_error,
                            compile_mode=eng.mode if eng.compile else None,
                            **_accuracy(res.answer, pz))
@@ -395,7 +397,7 @@ def run_bench(o: BenchOptions) -> dict:
                     times.append(t)
                 t = float(np.median(times))
                 runs[mode] = res
-                e = _entry(mode, t, res.flops, P, peak, mem, warmup_compile_s=t_warm,
+                e = _entry(mode, t, res.flops, P, peak, mem, world, warmup_compile_s=t_warm,
                            times_s=times, compute_vs_fixed=res.flops / fixed_flops,
                            stopped_frac=float(res.stopped.float().mean()),
                            syncs=_stat(res, "syncs"), **_accuracy(res.answer, pz))
@@ -412,7 +414,7 @@ def run_bench(o: BenchOptions) -> dict:
                     fast=False))
                 runs[mode] = res
                 best = res.q.argmax(-1)
-                e = _entry(mode, t, fixed_flops, P, peak, mem, warmup_compile_s=t_warm,
+                e = _entry(mode, t, fixed_flops, P, peak, mem, world, warmup_compile_s=t_warm,
                            **_accuracy(res.preds[torch.arange(P), best], pz))
             elif mode == "profile":
                 eng = engines.get("fast") or engines.setdefault("fast", engine("fast"))

@@ -31,6 +31,9 @@ def test_bench_runs_every_mode_and_writes_json(tmp_path):
         for key in ("ms_per_puzzle", "tflops", "share_of_peak", "flops_per_puzzle",
                     "warmup_compile_s"):
             assert m[key] >= 0, key
+        # the share is of every card the run used (one process here)
+        assert m["gpus"] == 1
+        assert m["share_of_peak"] == pytest.approx(m["tflops"] / rep["peak"]["tflops"])
     assert modes["eager"]["flops_per_puzzle"] == rep["fixed_flops_per_puzzle"]
     assert modes["fast"]["flops_per_puzzle"] == rep["fixed_flops_per_puzzle"]
     assert modes["adaptive"]["compute_vs_fixed"] <= 1.0
