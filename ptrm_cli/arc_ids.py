@@ -154,7 +154,7 @@ def _candidates(loaded) -> list[Path]:
 
 
 def _fingerprint(dataset: Path) -> str | None:
-    """engine/train.py's dataset fingerprint (sha256 of meta.json, 16 hex digits), which ptrm
+    """engine/train_checkpoint.py's dataset fingerprint (sha256 of meta.json, 16 hex digits), which ptrm
     train records in every checkpoint: a rebuilt dataset has other identifiers."""
     try:
         return hashlib.sha256((dataset / "meta.json").read_bytes()).hexdigest()[:16]

@@ -34,8 +34,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from ptrm_cli.engine.data import Dataset, Split  # noqa: E402
 from ptrm_cli.engine.model import count_parameters  # noqa: E402
-from ptrm_cli.engine.train import (DIST_ENV, Trainer, load_config, setup_distributed,  # noqa: E402
-                                   training_flops)
+from ptrm_cli.engine.train import load_config, training_flops  # noqa: E402
+from ptrm_cli.engine.train_dist import DIST_ENV, setup_distributed  # noqa: E402
+from ptrm_cli.engine.train_loop import Trainer  # noqa: E402
 from ptrm_cli.vocab import Vocab  # noqa: E402
 
 

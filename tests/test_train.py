@@ -317,7 +317,7 @@ def test_ctrl_c_saves_and_resumes_exactly(sudoku4, reference_run, tmp_path):
 
 def test_interrupted_checkpoint_write_keeps_the_previous_one(sudoku4, reference_run, tmp_path,
                                                                monkeypatch):
-    import ptrm_cli.engine.train as engine
+    import ptrm_cli.engine.train_checkpoint as engine
 
     run = tmp_path / "run"
     real = engine.write_train_state

@@ -56,7 +56,7 @@ def _launch_torchrun(gpus: int, config: str, sets: list[str], resume: bool,
     need NCCL_NVLS_ENABLE=0 and TORCH_SYMM_MEM_DISABLE_MULTICAST=1)."""
     import torch
 
-    from ..engine.train import DIST_ENV
+    from ..engine.train_dist import DIST_ENV
 
     have = torch.cuda.device_count()
     if have < gpus:

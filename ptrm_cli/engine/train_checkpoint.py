@@ -1,0 +1,320 @@
+"""A training run's checkpoints: writing them with the state a resume needs, the `last` / `best`
+links, pruning, and reading them back.
+
+    RUN_DIR/checkpoints/step_<N>/   model.safetensors + config.json (EMA weights; `ptrm solve`
+                                    reads it, checkpoint.py writes it), plus the resume state:
+                                      train_state.json           step, data position, RNG, best
+                                      train_state.safetensors    raw (non-EMA) fp32 parameters
+                                      optimizer.safetensors      AdamATan2 moments (exact resume)
+                                      carry.safetensors          the batch slots' carry (exact)
+    RUN_DIR/checkpoints/last, best  symlinks to the newest and the best-on-validation step_<N>
+
+`--resume` continues exactly (same step, optimizer, carry, data position; bitwise on CPU).
+A warm start (`resume.weights_only`, `--init-from DIR`) takes only the weights, the EMA and
+the step counter, and starts AdamATan2's moments from zero: the files worth carrying between
+machines are model.safetensors + train_state.* (see docs/TRAINING.md).
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import hashlib
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import torch
+import torch.distributed as dist
+from torch import Tensor
+
+from ..errors import PtrmError
+from .checkpoint import CONFIG as CKPT_CONFIG, WEIGHTS as CKPT_WEIGHTS, save_checkpoint
+from .data import Dataset
+from .model import TRMConfig
+from .train_dist import check_replicas, gather_to_main
+
+if TYPE_CHECKING:
+    from .train_loop import Trainer
+
+STATE_FORMAT = "ptrm-train-state/1"
+
+
+# -- writing -------------------------------------------------------------------------------------
+
+def step_dir(ckpt_dir: Path, step: int) -> Path:
+    return ckpt_dir / f"step_{step}"
+
+
+def save(tr: Trainer, reason: str = "") -> Path:
+    """Write checkpoints/step_<N> (all ranks call this; rank 0 writes). The folder appears
+    whole or not at all (save_checkpoint writes a temporary folder and renames it), and
+    `last` moves only after it exists, so an interrupted write leaves the previous
+    checkpoint as the latest."""
+    carry = gather_to_main(tr.local_slots(), tr.dist) if tr.cfg.checkpoint.carry else None
+    check_replicas(tr.model, tr.dist, tr.step)
+    path = step_dir(tr.ckpt_dir, tr.step)
+    if tr.dist.main:
+        model = tr.ema.model if tr.ema else tr.model
+        meta = {"steps": tr.step, "seed": tr.cfg.seed, "ema": tr.ema is not None,
+                "dataset": str(tr.dataset.path), "dataset_fingerprint": tr.fingerprint,
+                "run_dir": str(tr.run_dir), "reason": reason, "val": tr.last_eval}
+        # ARC datasets name their puzzle-embedding rows: the checkpoint keeps the names, so
+        # `ptrm solve --task` finds a task's views without the dataset at hand
+        save_checkpoint(path, model, tr.dataset.vocab, meta,
+                        write_extra=lambda tmp: write_train_state(tr, tmp, carry),
+                        identifiers=tr.dataset.meta.get("identifiers"))
+        _point(tr.ckpt_dir / "last", path.name)
+        if tr.best is not None and tr.best["step"] == tr.step:
+            _point(tr.ckpt_dir / "best", path.name)
+        _prune(tr.ckpt_dir, tr.cfg.checkpoint.keep)
+    if tr.dist.on:
+        dist.barrier()
+    return path
+
+
+def write_train_state(tr: Trainer, folder: Path, slots: dict | None) -> None:
+    """Called inside save_checkpoint's temporary folder: everything beyond the EMA weights."""
+    limit = int(tr.cfg.checkpoint.max_file_mb * 2**20)
+    files = {}
+    if tr.ema is not None:  # without EMA, model.safetensors already holds the raw weights
+        files["train_state"] = _save_tensors(
+            {n: p.detach() for n, p in tr.model.named_parameters()}, folder, "train_state", limit)
+    moments, t = tr.opt.moments(tr.param_names)
+    if tr.cfg.checkpoint.optimizer:
+        files["optimizer"] = _save_tensors(moments, folder, "optimizer", limit)
+    if slots is not None:
+        files["carry"] = _save_tensors(slots, folder, "carry", limit)
+    state = {
+        "format": STATE_FORMAT, "step": tr.step, "total_steps": tr.total_steps,
+        "stream": tr.stream.state(),
+        "data": {"fingerprint": tr.fingerprint, "seed": tr.cfg.seed,
+                 "global_batch_size": tr.G, "sampling": tr.cfg.data.sampling,
+                 "path": str(tr.dataset.path)},
+        "optimizer": {"step": t, "lr_scale": tr.lr_scale(max(tr.step, 1))},
+        "best": tr.best, "last_eval": tr.last_eval, "rewarm_from": tr.rewarm_from,
+        "world_size": tr.dist.world, "rng": _get_rng(), "files": files,
+        "config": tr.resolved_dict(),
+    }
+    (folder / "train_state.json").write_text(json.dumps(state, indent=1) + "\n")
+
+
+def _save_tensors(tensors: dict[str, Tensor], folder: Path, stem: str, limit: int) -> list[str]:
+    """stem.safetensors, or stem-00001-of-0000K.safetensors shards each under `limit` bytes
+    (a single tensor larger than the limit gets a file of its own)."""
+    from safetensors.torch import save_file
+
+    shards, cur, size = [], {}, 0
+    for k, v in tensors.items():
+        nb = v.numel() * v.element_size()
+        if cur and size + nb > limit:
+            shards.append(cur)
+            cur, size = {}, 0
+        cur[k] = v.detach().to("cpu").contiguous()
+        size += nb
+    shards.append(cur)
+    names = ([f"{stem}.safetensors"] if len(shards) == 1 else
+             [f"{stem}-{i + 1:05d}-of-{len(shards):05d}.safetensors" for i in range(len(shards))])
+    for name, shard in zip(names, shards):
+        save_file(shard, str(folder / name), metadata={"format": STATE_FORMAT})
+    return names
+
+
+def _point(link: Path, target: str) -> None:
+    """Move a relative symlink atomically (no moment without one). Skipped where the file
+    system has no symlinks; resume then finds the newest step_<N> by name."""
+    tmp = link.with_name(f".{link.name}.tmp")
+    try:
+        tmp.unlink(missing_ok=True)
+        os.symlink(target, tmp)
+        os.replace(tmp, link)
+    except OSError:
+        pass
+
+
+def _prune(ckpt_dir: Path, keep_last: int) -> None:
+    """Keep the newest `keep_last` checkpoints and whatever `best` and `last` point to."""
+    keep = {d for _, d in checkpoints(ckpt_dir)[-keep_last:]}
+    for link in ("best", "last"):
+        p = ckpt_dir / link
+        if p.is_symlink():
+            keep.add(p.resolve())
+    for _, d in checkpoints(ckpt_dir):
+        if d.resolve() not in {k.resolve() for k in keep}:
+            shutil.rmtree(d, ignore_errors=True)
+
+
+def clean_stale_tmp(ckpt_dir: Path) -> None:
+    """Temporary folders of writes that were killed half way."""
+    if ckpt_dir.is_dir():
+        for d in ckpt_dir.glob(".step_*.tmp"):
+            shutil.rmtree(d, ignore_errors=True)
+
+
+# -- finding -------------------------------------------------------------------------------------
+
+def checkpoints(ckpt_dir: Path) -> list[tuple[int, Path]]:
+    """Complete checkpoints of this run, oldest first."""
+    found = []
+    if ckpt_dir.is_dir():
+        for d in ckpt_dir.iterdir():
+            m = re.fullmatch(r"step_(\d+)", d.name)
+            if m and d.is_dir() and not d.is_symlink() and _complete(d):
+                found.append((int(m.group(1)), d))
+    return sorted(found)
+
+
+def latest_checkpoint(ckpt_dir: Path) -> Path:
+    last = ckpt_dir / "last"
+    if last.is_symlink() and last.resolve().is_dir() and _complete(last.resolve()):
+        return last.resolve()
+    found = checkpoints(ckpt_dir)   # `last` lost (copied without links) or never written
+    if not found:
+        raise PtrmError(f"nothing to resume: {ckpt_dir} has no complete checkpoint",
+                        hint="start without --resume")
+    return found[-1][1]
+
+
+def _complete(d: Path) -> bool:
+    return all((d / f).exists() for f in (CKPT_CONFIG, CKPT_WEIGHTS, "train_state.json"))
+
+
+# -- reading -------------------------------------------------------------------------------------
+
+def restore(tr: Trainer, path: Path, *, exact: bool) -> None:
+    """Load a checkpoint folder into the trainer: exactly (every piece of state) or as a warm
+    start (weights, EMA, step; fresh optimizer moments and carry)."""
+    if not (path / CKPT_CONFIG).exists():
+        raise PtrmError(f"{path} is not a ptrm checkpoint folder (no {CKPT_CONFIG})")
+    doc = json.loads((path / CKPT_CONFIG).read_text())
+    ckpt_cfg = TRMConfig.from_dict(doc["model"])
+    mine = dataclasses.replace(tr.model_cfg,
+                               halt_exploration_prob=ckpt_cfg.halt_exploration_prob)
+    from ..vocab import Vocab
+
+    Vocab.from_json(doc["vocab"]).check_same(tr.dataset.vocab, what=f"checkpoint {path}",
+                                             other_what="the dataset")
+    table_rows = None
+    if ckpt_cfg.num_puzzle_identifiers != mine.num_puzzle_identifiers and not exact:
+        table_rows = ckpt_cfg.num_puzzle_identifiers
+        ckpt_cfg = dataclasses.replace(ckpt_cfg,
+                                       num_puzzle_identifiers=mine.num_puzzle_identifiers)
+    if ckpt_cfg != mine:
+        diff = {k: (v, getattr(mine, k)) for k, v in ckpt_cfg.to_dict().items()
+                if getattr(mine, k) != v}
+        raise PtrmError(f"{path}: the checkpoint's model differs from the config's: "
+                        + ", ".join(f"{k} {a!r} vs {b!r}" for k, (a, b) in diff.items()))
+    state_file = path / "train_state.json"
+    state = _read_json(state_file) if state_file.exists() else None
+    from safetensors.torch import load_file
+
+    weights = load_file(str(path / CKPT_WEIGHTS))      # EMA params (if EMA) + raw buffers
+    raw = _load_tensors(path, "train_state") or {}
+    if table_rows is not None and "puzzle_emb.weights" in weights:
+        # the reference's rule for a different puzzle set: every row = the mean row
+        w = weights["puzzle_emb.weights"]
+        weights["puzzle_emb.weights"] = w.mean(0, keepdim=True).expand(
+            mine.num_puzzle_identifiers, -1).contiguous()
+    params = dict(tr.model.named_parameters())
+    with torch.no_grad():
+        for name, buf in tr.model.named_buffers():
+            if name in weights:
+                buf.copy_(weights[name])
+        for name, p in params.items():
+            p.copy_(raw.get(name, weights[name]))      # no train_state: EMA == raw
+        if tr.ema is not None:
+            for name, p in tr.ema.model.named_parameters():
+                p.copy_(weights[name])
+    tr.resumed_from = str(path)
+    if state is None:                                   # e.g. an imported official model
+        return
+    if state.get("format") != STATE_FORMAT:
+        raise PtrmError(f"{path}/train_state.json: format {state.get('format')!r} is not "
+                        f"{STATE_FORMAT!r}")
+    tr.step = int(state["step"])
+    tr.best = state.get("best") if exact or tr.cfg.resume.weights_only else None
+    same_data = (state["data"]["fingerprint"] == tr.fingerprint
+                 and state["data"]["seed"] == tr.cfg.seed
+                 and state["data"]["global_batch_size"] == tr.G
+                 and state["data"]["sampling"] == tr.cfg.data.sampling)
+    if exact:
+        if not same_data:
+            raise PtrmError(f"{path}: exact resume needs the same dataset, seed, global "
+                            "batch size and sampling as the run that wrote it",
+                            hint="resume with --set resume.weights_only=true to keep only "
+                                 "the weights")
+        moments = _load_tensors(path, "optimizer")
+        slots = _load_tensors(path, "carry")
+        if moments is None or slots is None:
+            raise PtrmError(f"{path} has no {'optimizer' if moments is None else 'carry'} "
+                            "state, so it cannot be resumed exactly",
+                            hint="resume with --set resume.weights_only=true (a warm "
+                                 "start: fresh optimizer moments)")
+        tr.opt.load_moments(moments, state["optimizer"]["step"], tr.param_names)
+        tr.load_slots(slots)
+        _set_rng(state.get("rng") or {})
+        tr.rewarm_from = state.get("rewarm_from")
+    else:
+        tr.rewarm_from = tr.step                        # fresh moments: optional re-warm-up
+    if same_data:
+        tr.stream.load_state(state["stream"])
+
+
+def _load_tensors(folder: Path, stem: str) -> dict[str, Tensor] | None:
+    from safetensors.torch import load_file
+
+    single = folder / f"{stem}.safetensors"
+    files = [single] if single.exists() else sorted(folder.glob(f"{stem}-*-of-*.safetensors"))
+    if not files:
+        return None
+    expected = re.fullmatch(rf"{re.escape(stem)}-\d+-of-(\d+)\.safetensors", files[0].name)
+    if expected and int(expected.group(1)) != len(files):
+        raise PtrmError(f"{folder}: {stem} has {len(files)} of {expected.group(1)} shards")
+    out = {}
+    for f in files:
+        out.update(load_file(str(f)))
+    return out
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as e:
+        raise PtrmError(f"{path}: unreadable ({e})") from None
+
+
+# -- what else a resume must match or restore ----------------------------------------------------
+
+def _get_rng() -> dict:
+    """Global generator states as base64 (no pickle). The recipe draws its own random numbers
+    from generators seeded per step; these are kept so that code that uses the global
+    generators (a user's hook, a future dropout) also resumes exactly."""
+    enc = lambda t: base64.b64encode(t.cpu().numpy().tobytes()).decode()  # noqa: E731
+    out = {"torch_cpu": enc(torch.get_rng_state())}
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        out["torch_cuda"] = enc(torch.cuda.get_rng_state())
+    return out
+
+
+def _set_rng(state: dict) -> None:
+    def dec(s: str) -> Tensor:
+        return torch.from_numpy(np.frombuffer(base64.b64decode(s), np.uint8).copy())
+
+    if "torch_cpu" in state:
+        torch.set_rng_state(dec(state["torch_cpu"]))
+    if "torch_cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state(dec(state["torch_cuda"]))
+
+
+def dataset_fingerprint(ds: Dataset) -> str:
+    """Identifies the training data in the resume state: an exact resume refuses other data, a
+    warm start keeps the data position only on the same data. (arc_ids.py recomputes it.)"""
+    meta = Path(ds.path) / "meta.json"
+    if meta.is_file():
+        return hashlib.sha256(meta.read_bytes()).hexdigest()[:16]
+    text = json.dumps(ds.meta, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]

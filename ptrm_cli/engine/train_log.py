@@ -1,0 +1,101 @@
+"""Reporting a training run: RUN_DIR/log.jsonl (appended, so a resumed run continues the same
+log) and the console."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from .train_loop import Trainer
+
+
+class Reporter:
+    """log.jsonl (every event, one JSON object per line, appended) and the console: a Rich
+    progress bar on a terminal, plain lines otherwise. Rank 0 only."""
+
+    def __init__(self, trainer: Trainer, *, enabled: bool):
+        self.tr, self.enabled = trainer, enabled
+        self.path = trainer.run_dir / "log.jsonl"
+        mode = trainer.cfg.log.progress
+        from ..console import err_console
+
+        self.console = err_console
+        if mode == "auto":
+            mode = "bar" if err_console.is_terminal else "lines"
+        self.mode = mode if enabled else "none"
+        self.progress = None
+        self.task = None
+        self.t_start = time.time()
+
+    def _write(self, rec: dict) -> None:
+        if not self.enabled:
+            return
+        rec = {"time": round(time.time(), 3), **rec}
+        with open(self.path, "a") as f:
+            f.write(json.dumps(rec, default=_json_default) + "\n")
+
+    def event(self, kind: str, **fields) -> None:
+        self._write({"event": kind, **fields})
+        if kind in ("checkpoint", "start"):
+            return
+        if kind == "interrupted":
+            self._say(f"[yellow]interrupted[/] at step {fields['step']}; "
+                      f"checkpoint {fields['path']}")
+
+    def open(self, step: int) -> None:
+        if self.mode != "bar":
+            return
+        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                                   TimeElapsedColumn, TimeRemainingColumn)
+
+        self.progress = Progress(TextColumn("[bold]train"), BarColumn(), MofNCompleteColumn(),
+                                 TimeElapsedColumn(), TimeRemainingColumn(),
+                                 TextColumn("{task.fields[info]}"), console=self.console)
+        self.progress.start()
+        self.task = self.progress.add_task("train", total=self.tr.total_steps, completed=step,
+                                           info="")
+
+    def advance(self, step: int) -> None:
+        if self.progress is not None:
+            self.progress.update(self.task, completed=step)
+
+    def train(self, step: int, m: dict, **extra) -> None:
+        self._write({"event": "train", "step": step, **extra, **m})
+        info = (f"loss {m['loss']:.4f} exact {m['exact_accuracy']:.3f} "
+                f"q {m['q_halt_accuracy']:.3f} {extra['steps_per_s']:.2f} it/s")
+        if self.progress is not None:
+            self.progress.update(self.task, info=info)
+        elif self.mode == "lines":
+            self._say(f"step {step}/{self.tr.total_steps} lr {extra['lr']:.2e} {info}")
+
+    def eval(self, step: int, m: dict, best: dict | None) -> None:
+        self._write({"event": "eval", "step": step, **m, "best": best})
+        self._say(f"[bold]eval[/] step {step}: exact {m['exact_accuracy']:.4f} cell "
+                  f"{m['cell_accuracy']:.4f} q-halt {m['q_halt_accuracy']:.4f} "
+                  f"(n={m['count']}; best {best['exact_accuracy']:.4f} at {best['step']})")
+
+    def _say(self, text: str) -> None:
+        if self.mode == "none":
+            return
+        (self.progress.console if self.progress is not None else self.console).print(
+            text, highlight=False)
+
+    def close(self) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+            self.progress = None
+
+
+def _json_default(o):
+    if isinstance(o, (np.integer,)):
+        return int(o)
+    if isinstance(o, (np.floating,)):
+        return float(o)
+    if isinstance(o, Path):
+        return str(o)
+    return str(o)

@@ -1,0 +1,507 @@
+"""The training loop: deep supervision with ACT halting, EMA, AdamATan2 (TRM_REFERENCE.md §3-4).
+
+One optimizer update per supervision step. The batch is a set of slots; each slot holds one
+example and its carry (y, z) across updates:
+
+    for every update:
+        slots that halted take the next examples of the data stream (fresh carry, ACT step 0);
+        the others keep their example and carry (the new examples meant for them are dropped,
+        as in the reference)
+        one supervision step with gradient through its last latent recursion
+        loss = stablemax CE + 0.5 * BCE(q_halt, answer exactly right); AdamATan2 update;
+        sign-SGD on the puzzle-embedding rows used; EMA update
+        halt a slot when its Q head says so (q_halt > 0), when it has had N_sup steps, and -
+        with probability 0.1 - not before a random minimum number of steps (exploration)
+
+Evaluation runs every validation example for all N_sup steps with the EMA weights (no early
+halting), then scores exact accuracy, cell accuracy and Q-halt accuracy.
+
+The hot loop never waits for the device: batches are copied asynchronously, metrics accumulate
+on the device and are read every `log.every` steps, random draws come from a generator seeded
+per step.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import torch
+import torch.distributed as dist
+from torch import Tensor, nn
+
+from ..atomic import write_text
+from ..errors import PtrmError
+from . import train_checkpoint
+from .data import Dataset, load_dataset
+from .losses import act_loss
+from .model import TRM, Carry, TRMConfig, count_parameters, flops_per_step
+from .optim import AdamATan2, SignSGDEmbedding, lr_at
+from .train_config import Config, check_config, model_config
+from .train_data import BatchStream
+from .train_dist import DistInfo, any_rank, setup_distributed, wrap_ddp
+from .train_log import Reporter
+
+
+# -- EMA -----------------------------------------------------------------------------------------
+
+class EMA:
+    """A second TRM whose parameters are the exponential moving average of the trained ones
+    (shadow <- rate * shadow + (1 - rate) * param after every update) and whose buffers (puzzle
+    table, H_init/L_init) are the trained model's own tensors, shared, not copied: the reference
+    averages parameters only, and the ARC puzzle table is 2 GB."""
+
+    def __init__(self, model: TRM, rate: float):
+        self.rate = rate
+        device = model.H_init.device
+        params = dict(model.named_parameters())
+        state = {k: (params[k].detach().clone() if k in params else v)
+                 for k, v in model.state_dict().items()}
+        self.model = TRM.from_state_dict(model.config, state, device=device).eval()
+        self.model.requires_grad_(False)
+        self._src = list(model.parameters())
+        self._dst = list(self.model.parameters())
+
+    @torch.no_grad()
+    def update(self) -> None:
+        torch._foreach_lerp_(self._dst, self._src, 1 - self.rate)
+
+
+# -- the training step as a module (what DistributedDataParallel wraps) ---------------------------
+
+class _TrainStep(nn.Module):
+    """embed -> reset halted slots -> one supervision step with gradient. DDP hooks a module's
+    forward, and TRM.forward is the evaluation roll-out, so the step gets its own module."""
+
+    def __init__(self, model: TRM, step_fn: Callable):
+        super().__init__()
+        self.model = model
+        self.step_fn = step_fn
+
+    def forward(self, inputs: Tensor, puzzle_ids: Tensor, y: Tensor, z: Tensor, reset: Tensor):
+        x = self.model.embed(inputs, puzzle_ids)  # eager: records the puzzle-embedding rows
+        carry = self.model.reset_carry(Carry(y, z), reset)
+        return self.step_fn(carry, x, grad=True)
+
+
+# -- the trainer ---------------------------------------------------------------------------------
+
+class Stop(Exception):
+    """Raised by the trainer after it saved a checkpoint on SIGINT/SIGTERM."""
+
+
+class Trainer:
+    """One training run: `Trainer(cfg).run()`. Holds the model, its EMA twin, the optimizers,
+    the batch slots (example + carry + ACT step per slot) and the data position;
+    train_checkpoint.py's `save` and `restore` write and read all of it. `train_step` is one
+    update (benchmarks call it directly); `on_step(trainer)` is called after every update (tests
+    use it to interrupt)."""
+
+    def __init__(self, cfg: Config, *, resume: bool = False, dataset: Dataset | None = None,
+                 on_step: Callable[["Trainer"], None] | None = None,
+                 dist_info: DistInfo | None = None):
+        check_config(cfg)
+        self.cfg, self.on_step = cfg, on_step
+        self.dist = dist_info or setup_distributed(cfg.device)
+        self.device = self.dist.device
+        self.run_dir = Path(cfg.run_dir)
+        self.ckpt_dir = self.run_dir / "checkpoints"
+        t = cfg.train
+
+        # data
+        self.dataset = dataset if dataset is not None else load_dataset(cfg.data.path)
+        self.fingerprint = train_checkpoint.dataset_fingerprint(self.dataset)
+        self.train_split = self.dataset.split(cfg.data.train_split)
+        self.val_split = None
+        if cfg.data.val_split:
+            if cfg.data.val_split in self.dataset.splits:
+                self.val_split = self.dataset.split(cfg.data.val_split)
+            elif self.dist.main:
+                print(f"warning: dataset has no split {cfg.data.val_split!r}: no evaluation",
+                      file=sys.stderr)
+        if t.global_batch_size % self.dist.world:
+            raise PtrmError(f"train.global_batch_size {t.global_batch_size} does not split "
+                            f"evenly over {self.dist.world} ranks")
+        self.G = t.global_batch_size
+        self.B = self.G // self.dist.world
+        self.stream = BatchStream(self.train_split, self.G, cfg.seed, cfg.data.sampling)
+        self.total_steps = (t.max_steps if t.max_steps is not None else
+                            int(t.epochs * self.stream.examples_per_epoch / self.G))
+        steps_per_epoch = self.stream.examples_per_epoch / self.G
+        self.eval_every = (cfg.eval.every_steps if cfg.eval.every_steps is not None else
+                           max(1, round(cfg.eval.interval * steps_per_epoch)))
+
+        # model: the same seed on every rank, so every rank starts from the same weights
+        self.model_cfg = model_config(cfg, self.dataset)
+        ids = np.asarray(self.train_split.puzzle_id)
+        if len(ids) and self.model_cfg.puzzle_emb_ndim and int(ids.max()) >= \
+                self.model_cfg.num_puzzle_identifiers:
+            raise PtrmError(f"puzzle_id {int(ids.max())} in the training split is outside the "
+                            f"dataset's num_puzzle_ids {self.model_cfg.num_puzzle_identifiers}")
+        torch.manual_seed(cfg.seed)
+        self.model = TRM(self.model_cfg).to(self.device).train()
+        self.param_names = {p: n for n, p in self.model.named_parameters()}
+        self.opt = AdamATan2(self.model.parameters(), lr=0.0, betas=(t.beta1, t.beta2),
+                             weight_decay=t.weight_decay)
+        self.sign_sgd = (SignSGDEmbedding(self.model.puzzle_emb.weights, t.puzzle_emb_lr,
+                                          t.puzzle_emb_weight_decay)
+                         if hasattr(self.model, "puzzle_emb") else None)
+        self.ema = EMA(self.model, t.ema_rate) if t.ema else None
+
+        # state that a checkpoint restores
+        self.step = 0
+        self.rewarm_from: int | None = None
+        self.best: dict | None = None
+        self.last_eval: dict | None = None
+        self._init_slots()
+        self._explore_gen = torch.Generator(device=self.device)
+
+        if resume and cfg.resume.init_from:
+            raise PtrmError("--resume and --init-from together: resume continues this run, "
+                            "init-from starts a new one from another run's checkpoint")
+        self.resumed_from: str | None = None
+        if resume:
+            train_checkpoint.restore(self, train_checkpoint.latest_checkpoint(self.ckpt_dir),
+                                     exact=not cfg.resume.weights_only)
+        else:
+            if train_checkpoint.checkpoints(self.ckpt_dir):
+                raise PtrmError(f"{self.run_dir} already has checkpoints",
+                                hint="pass --resume to continue it, or choose another run_dir")
+            if cfg.resume.init_from:
+                train_checkpoint.restore(self, Path(cfg.resume.init_from), exact=False)
+
+        # the step function: compiled or not, wrapped in DDP when distributed
+        step_fn = self.model.step
+        eval_model = self.ema.model if self.ema else self.model
+        self.eval_step = eval_model.step
+        if t.compile:
+            step_fn = torch.compile(self.model.step, mode=t.compile_mode)
+            self.eval_step = torch.compile(eval_model.step, mode=t.compile_mode)
+        self.forward: nn.Module = _TrainStep(self.model, step_fn)
+        if self.dist.on:
+            self.forward = wrap_ddp(self.forward, self.dist)
+        self._metric_sum = torch.zeros(8, dtype=torch.float64, device=self.device)
+        self._metric_steps = 0
+        self._stop_signal: int | None = None
+        self._last_saved = self.step if self.resumed_from else -1
+
+    # -- slots ------------------------------------------------------------------------------------
+    def _init_slots(self) -> None:
+        B, L, dev = self.B, self.model_cfg.seq_len, self.device
+        self.carry = self.model.init_carry(B, dev)
+        self.halted = torch.ones(B, dtype=torch.bool, device=dev)   # all empty: fill at step 1
+        self.act_steps = torch.zeros(B, dtype=torch.int32, device=dev)
+        self.cur = {"inputs": torch.zeros(B, L, dtype=torch.int32, device=dev),
+                    "labels": torch.zeros(B, L, dtype=torch.int32, device=dev),
+                    "puzzle_ids": torch.zeros(B, dtype=torch.int32, device=dev),
+                    "rows": torch.full((B,), -1, dtype=torch.int64, device=dev)}
+
+    def local_slots(self) -> dict[str, Tensor]:
+        """This rank's slots, by the names a checkpoint's carry.safetensors uses."""
+        return {"y": self.carry.y, "z": self.carry.z, "halted": self.halted,
+                "act_steps": self.act_steps, **{f"data.{k}": v for k, v in self.cur.items()}}
+
+    def load_slots(self, slots: dict[str, Tensor]) -> None:
+        """Take this rank's share of the global slots a checkpoint saved."""
+        if slots["y"].shape[0] != self.G:
+            raise PtrmError(f"saved carry has {slots['y'].shape[0]} slots, the batch {self.G}")
+        sl = slice(self.dist.rank * self.B, (self.dist.rank + 1) * self.B)
+        d = self.device
+        self.carry = Carry(slots["y"][sl].to(d), slots["z"][sl].to(d))
+        self.halted = slots["halted"][sl].to(d)
+        self.act_steps = slots["act_steps"][sl].to(d)
+        self.cur = {k: slots[f"data.{k}"][sl].to(d) for k in self.cur}
+
+    def _fetch(self, rows: np.ndarray) -> dict[str, Tensor]:
+        """This rank's slice of the next global batch, copied to the device without waiting."""
+        s = self.train_split
+        arrays = {"inputs": np.asarray(s.inputs[rows], dtype=np.int32),
+                  "labels": np.asarray(s.labels[rows], dtype=np.int32),
+                  "puzzle_ids": np.asarray(s.puzzle_id[rows], dtype=np.int32),
+                  "rows": rows.astype(np.int64)}
+        return {k: _to_device(torch.from_numpy(v), self.device) for k, v in arrays.items()}
+
+    # -- one update -------------------------------------------------------------------------------
+    def lr_scale(self, step: int) -> float:
+        """Learning rate of update `step` relative to the base (warm-up, cosine, re-warm-up)."""
+        t = self.cfg.train
+        s = lr_at(step, base=1.0, warmup=t.lr_warmup_steps, total=self.total_steps,
+                  min_ratio=t.lr_min_ratio)
+        if self.rewarm_from is not None and self.cfg.resume.rewarmup_steps > 0:
+            s *= min(1.0, (step - self.rewarm_from) / self.cfg.resume.rewarmup_steps)
+        return s
+
+    def train_step(self) -> None:
+        t, mc = self.cfg.train, self.model_cfg
+        r0 = self.dist.rank * self.B
+        new = self._fetch(self.stream.next()[r0:r0 + self.B])
+
+        # halted slots take the new examples and start over; the others keep theirs
+        h = self.halted
+        cur = {k: torch.where(h.view(-1, *([1] * (v.dim() - 1))), new[k], v)
+               for k, v in self.cur.items()}
+        act_steps = torch.where(h, 0, self.act_steps)
+        out = self.forward(cur["inputs"], cur["puzzle_ids"], self.carry.y, self.carry.z, h)
+        loss = act_loss(out.logits, out.q_halt, cur["labels"], loss_type=t.loss_type,
+                        q_weight=t.q_loss_weight)
+        # sum over this rank's rows / its rows; DDP averages over ranks -> mean over the global
+        # batch, the reference's total / global_batch_size
+        (loss.total / self.B).backward()
+
+        self.step += 1
+        scale = self.lr_scale(self.step)
+        for g in self.opt.param_groups:
+            g["lr"] = t.lr * scale
+        self.opt.step()
+        self.opt.zero_grad(set_to_none=True)
+        if self.sign_sgd is not None:
+            pe = self.model.puzzle_emb
+            if pe.rows is not None and pe.rows.grad is not None:
+                self.sign_sgd.step(pe.ids, pe.rows.grad, t.puzzle_emb_lr * scale)
+            pe.rows = pe.ids = None
+        if self.ema is not None:
+            self.ema.update()
+
+        with torch.no_grad():
+            act_steps = act_steps + 1
+            halted = act_steps >= mc.halt_max_steps
+            if mc.halt_max_steps > 1:
+                halted |= out.q_halt > 0
+                if mc.halt_exploration_prob > 0:
+                    # drawn for the whole global batch and sliced, so N ranks halt exactly as
+                    # one GPU would
+                    g = self._explore_gen
+                    g.manual_seed(_mix(self.cfg.seed, self.step))
+                    explore = torch.rand(self.G, generator=g, device=self.device)[r0:r0 + self.B]
+                    lo = torch.randint(2, mc.halt_max_steps + 1, (self.G,), generator=g,
+                                       device=self.device)[r0:r0 + self.B]
+                    min_steps = torch.where(explore < mc.halt_exploration_prob, lo, 0)
+                    halted &= act_steps >= min_steps
+            # train metrics, as the reference counts them: over the slots that halted now
+            done = halted & (loss.cells > 0)
+            cell_acc = loss.cells_right / loss.cells.clamp(min=1)
+            self._metric_sum += torch.stack([
+                done.sum(), (cell_acc * done).sum(), (loss.is_correct & done).sum(),
+                (((out.q_halt >= 0) == loss.is_correct) & done).sum(), (act_steps * done).sum(),
+                loss.lm_loss.detach(), loss.q_halt_loss.detach(), loss.total.detach(),
+            ]).to(torch.float64)
+            self._metric_steps += 1
+        self.carry, self.cur, self.act_steps, self.halted = out.carry, cur, act_steps, halted
+
+    def read_train_metrics(self) -> dict:
+        """Mean train metrics since the last call (one device sync; all ranks must call it)."""
+        m = self._metric_sum.clone()
+        if self.dist.on:
+            dist.all_reduce(m)
+        m = m.tolist()
+        n = max(1.0, m[0])
+        rows = max(1, self._metric_steps) * self.G
+        out = {"count": int(m[0]), "cell_accuracy": m[1] / n, "exact_accuracy": m[2] / n,
+               "q_halt_accuracy": m[3] / n, "act_steps": m[4] / n, "lm_loss": m[5] / rows,
+               "q_halt_loss": m[6] / rows, "loss": m[7] / rows}
+        self._metric_sum.zero_()
+        self._metric_steps = 0
+        return out
+
+    # -- evaluation -------------------------------------------------------------------------------
+    @torch.inference_mode()
+    def evaluate(self) -> dict:
+        """Every validation example, fresh carry, all N_sup steps, the EMA weights; metrics of
+        the last step. Each rank scores a contiguous share; sums are all-reduced."""
+        if self.val_split is None:
+            return {}
+        model = self.ema.model if self.ema else self.model
+        was_training = model.training
+        model.eval()
+        s = self.val_split
+        n = len(s) if self.cfg.data.val_limit is None else min(len(s), self.cfg.data.val_limit)
+        share = np.array_split(np.arange(n), self.dist.world)[self.dist.rank]
+        bs = self.cfg.eval.batch_size or self.B
+        steps = self.cfg.eval.steps or self.model_cfg.halt_max_steps
+        types = self.dataset.types or ["all"]
+        sums = torch.zeros(6, dtype=torch.float64, device=self.device)
+        by_type = torch.zeros(2, len(types), dtype=torch.float64, device=self.device)
+        for start in range(0, len(share), bs):
+            rows = share[start:start + bs]
+            real = len(rows)
+            rows = np.concatenate([rows, np.full(bs - real, rows[0])])  # fixed shape
+            inputs, labels, pids = (
+                _to_device(torch.from_numpy(np.asarray(a[rows], np.int32)), self.device)
+                for a in (s.inputs, s.labels, s.puzzle_id))
+            kind = torch.from_numpy(np.asarray(s.type[rows], np.int64)).to(self.device)
+            keep = (torch.arange(bs, device=self.device) < real)
+            x = model.embed(inputs, pids)
+            carry = model.init_carry(bs, self.device)
+            for _ in range(steps):
+                out = self.eval_step(carry, x)
+                carry = out.carry
+            loss = act_loss(out.logits, out.q_halt, labels, loss_type=self.cfg.train.loss_type,
+                            q_weight=self.cfg.train.q_loss_weight)
+            scored = keep & (loss.cells > 0)
+            right = loss.is_correct & scored
+            sums += torch.stack([
+                scored.sum(), (loss.cells_right / loss.cells.clamp(min=1) * scored).sum(),
+                right.sum(), (((out.q_halt >= 0) == loss.is_correct) & scored).sum(),
+                (loss.lm_rows * scored).sum(),
+                torch.nn.functional.binary_cross_entropy_with_logits(
+                    out.q_halt, loss.is_correct.float(), reduction="none").mul(scored).sum(),
+            ]).to(torch.float64)
+            kind = kind.clamp(max=len(types) - 1)
+            by_type[0].index_add_(0, kind, scored.double())
+            by_type[1].index_add_(0, kind, right.double())
+        if self.dist.on:
+            dist.all_reduce(sums)
+            dist.all_reduce(by_type)
+        v, bt = sums.tolist(), by_type.tolist()
+        c = max(1.0, v[0])
+        out = {"count": int(v[0]), "exact_accuracy": v[2] / c, "cell_accuracy": v[1] / c,
+               "q_halt_accuracy": v[3] / c, "lm_loss": v[4] / c, "q_halt_loss": v[5] / c,
+               "steps": steps,
+               "exact_accuracy_by_type": {types[i]: bt[1][i] / bt[0][i]
+                                          for i in range(len(types)) if bt[0][i] > 0}}
+        model.train(was_training)
+        return out
+
+    # -- the loop ---------------------------------------------------------------------------------
+    def run(self) -> dict:
+        """Train to total_steps (evaluating, logging and checkpointing on the way). Returns the
+        final record. Raises Stop after saving when interrupted by SIGINT/SIGTERM."""
+        cfg = self.cfg
+        rep = Reporter(self, enabled=self.dist.main)
+        if self.dist.main:
+            self.run_dir.mkdir(parents=True, exist_ok=True)
+            train_checkpoint.clean_stale_tmp(self.ckpt_dir)
+            write_text(self.run_dir / "config.resolved.yaml", self.resolved_yaml())
+            rep.event("start", step=self.step, total_steps=self.total_steps,
+                      resumed_from=self.resumed_from, world_size=self.dist.world,
+                      device=str(self.device), parameters=count_parameters(self.model),
+                      examples_per_epoch=self.stream.examples_per_epoch,
+                      eval_every=self.eval_every, config=self.resolved_dict())
+        old_handlers = self._install_signal_handlers()
+        t0, s0 = time.perf_counter(), self.step
+        try:
+            rep.open(self.step)
+            while self.step < self.total_steps:
+                self.train_step()
+                if self.on_step is not None:
+                    self.on_step(self)
+                rep.advance(self.step)
+                final = self.step >= self.total_steps
+                if self.step % cfg.log.every == 0 or final:
+                    now = time.perf_counter()
+                    m = self.read_train_metrics()
+                    sps = (self.step - s0) / max(now - t0, 1e-9)
+                    t0, s0 = now, self.step
+                    rep.train(self.step, m, lr=cfg.train.lr * self.lr_scale(self.step),
+                              epoch=self.stream.epoch, steps_per_s=sps,
+                              examples_per_s=sps * self.G)
+                evaluated = False
+                if self.step % self.eval_every == 0 or final:
+                    self.last_eval = self.evaluate()
+                    evaluated = bool(self.last_eval)
+                    if evaluated:
+                        if self.best is None or (self.last_eval["exact_accuracy"]
+                                                 > self.best["exact_accuracy"]):
+                            self.best = {"step": self.step,
+                                         "exact_accuracy": self.last_eval["exact_accuracy"]}
+                        rep.eval(self.step, self.last_eval, self.best)
+                every = cfg.checkpoint.every_steps
+                if evaluated or final or (every and self.step % every == 0):
+                    self.save(reason="eval" if evaluated else "final" if final else "periodic")
+                    rep.event("checkpoint", step=self.step, path=str(self._step_dir(self.step)))
+                if self._stop_requested():
+                    if self._last_saved != self.step:
+                        self.save(reason="interrupt")
+                    rep.event("interrupted", step=self.step, path=str(self._step_dir(self.step)))
+                    raise Stop(f"stopped at step {self.step}; checkpoint saved")
+            if self._last_saved != self.step and self.step > 0:  # e.g. resumed at the end
+                self.save(reason="final")
+            result = {"step": self.step, "total_steps": self.total_steps,
+                      "val": self.last_eval, "best": self.best,
+                      "checkpoint": str(self._step_dir(self.step))}
+            rep.event("end", **result)
+            return result
+        finally:
+            rep.close()
+            self._restore_signal_handlers(old_handlers)
+
+    # -- interruption -----------------------------------------------------------------------------
+    def _install_signal_handlers(self):
+        if threading.current_thread() is not threading.main_thread():
+            return {}
+
+        def handler(signum, frame):
+            if self._stop_signal is not None and signum == signal.SIGINT:
+                signal.signal(signal.SIGINT, signal.default_int_handler)  # second Ctrl-C: now
+                raise KeyboardInterrupt
+            self._stop_signal = signum
+            if self.dist.main:
+                print(f"\n{signal.Signals(signum).name}: stopping after this step and saving "
+                      "a checkpoint (Ctrl-C again to abort without saving)", file=sys.stderr)
+
+        return {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+
+    @staticmethod
+    def _restore_signal_handlers(old) -> None:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+    def _stop_requested(self) -> bool:
+        """Whether any rank got SIGINT/SIGTERM: every rank stops and saves at the same step."""
+        return any_rank(self._stop_signal is not None, self.dist)
+
+    # -- checkpoints ------------------------------------------------------------------------------
+    def save(self, reason: str = "") -> Path:
+        """Write checkpoints/step_<N> (all ranks call this; rank 0 writes)."""
+        path = train_checkpoint.save(self, reason)
+        self._last_saved = self.step
+        return path
+
+    def _step_dir(self, step: int) -> Path:
+        return train_checkpoint.step_dir(self.ckpt_dir, step)
+
+    # -- config -----------------------------------------------------------------------------------
+    def resolved_dict(self) -> dict:
+        d = self.cfg.to_dict()
+        d["model"] = self.model_cfg.to_dict()
+        return d
+
+    def resolved_yaml(self) -> str:
+        import yaml
+
+        return ("# as run by ptrm train; model sizes from the dataset\n"
+                + yaml.safe_dump(self.resolved_dict(), sort_keys=False))
+
+    def flops_per_update(self) -> float:
+        """Analytic matmul FLOPs of one training update over the global batch: the forward's
+        T(n+1) network applications + heads, and a backward of ~2x the n+1 applications that
+        carry gradient (+ 2x the heads), per TRM_REFERENCE.md §8.2."""
+        return training_flops(self.model_cfg) * self.G
+
+
+def training_flops(c: TRMConfig) -> float:
+    """Per sequence and supervision step: forward + backward matmul FLOPs."""
+    fwd = flops_per_step(c)
+    heads = 2 * c.hidden_size * c.vocab_size * c.total_len + 4 * c.hidden_size
+    per_app = (fwd - heads) / (c.H_cycles * (c.L_cycles + 1))
+    return fwd + 2 * ((c.L_cycles + 1) * per_app + heads)
+
+
+# -- small helpers -------------------------------------------------------------------------------
+
+def _to_device(t: Tensor, device: torch.device) -> Tensor:
+    if device.type == "cuda":
+        return t.pin_memory().to(device, non_blocking=True)
+    return t.to(device)
+
+
+def _mix(seed: int, step: int) -> int:
+    """A 63-bit generator seed for (run seed, update number)."""
+    h = hashlib.blake2b(f"{seed}:{step}".encode(), digest_size=8).digest()
+    return int.from_bytes(h, "little") >> 1
