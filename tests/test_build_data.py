@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from ptrm_cli import build as B
+from ptrm_cli import build_augment
 from ptrm_cli import codec as registry
 from ptrm_cli.codec import Solution
 from ptrm_cli.engine import data as data_mod
@@ -281,8 +282,8 @@ def test_fast_path_equals_codec_api(pool_build):
         p = codec.parse(rec["text"]).puzzle
         sol = Solution(codec.name, np.asarray(rec["answer"], dtype=np.int16))
         req = codec.required_cells(p, sol)
-        fast = B._Views(codec, fam, p, sol, req, True)
-        slow = B._Views(codec, fam, p, sol, req, False)
+        fast = build_augment._Views(codec, fam, p, sol, req, True)
+        slow = build_augment._Views(codec, fam, p, sol, req, False)
         for t in range(8):
             for k in sorted({0, 1, len(req) // 2, max(len(req) - 1, 0)}):
                 fx, fy = fast.example(t, k)
@@ -339,7 +340,7 @@ def test_interrupt_during_augmentation_writes_nothing(tmp_path, monkeypatch):
     def interrupted(task):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(B, "_augment_task", interrupted)
+    monkeypatch.setattr(build_augment, "augment_task", interrupted)
     with pytest.raises(KeyboardInterrupt):
         B.build([tmp_path / "pool.jsonl"], tmp_path / "ds", opts())
     assert not (tmp_path / "ds").exists()

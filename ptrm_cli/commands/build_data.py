@@ -1,5 +1,6 @@
 """`ptrm build-data`: the paper's PPBench recipe, for PPBench JSONL and every other source
-(the pipeline is ptrm_cli/build.py; docs/BUILD_DATA.md explains it)."""
+(the pipeline is ptrm_cli/build.py, which lists its build_*.py modules; docs/BUILD_DATA.md
+explains it)."""
 
 from __future__ import annotations
 

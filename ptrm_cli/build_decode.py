@@ -1,0 +1,122 @@
+"""Decode: one source record -> one `Entry` (puzzle, full solution, identity), in a worker.
+
+`decode_task` runs in worker processes (build_pool.pmap), so it takes and returns plain
+picklable tuples and never raises: bad data comes back as a drop reason and a message.
+
+Identity lives here because it is computed while decoding, once per puzzle: the canonical key
+is the puzzle's identity up to the symmetries the augmentation applies (docs/BUILD_DATA.md,
+"Identity"), and it drives golden exclusion, de-duplication and the train/val split
+(build_split.py) as well as each training puzzle's random draws (build_augment.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from . import codec as registry
+from . import dihedral, sudoku_aug
+from . import sources as src
+from .codec import Codec, Puzzle, Solution
+from .errors import ParseError, PtrmError
+
+
+@dataclass
+class Entry:
+    seq: int          # position in reading order (file order, then line order)
+    fi: int           # source file index
+    loc: Any          # line number or entry id
+    type: str
+    puzzle: Puzzle
+    solution: Solution
+    canon: str        # canonical key: identity up to the type's symmetries
+    text: str         # codec-parsable puzzle text (the puzz.link URL)
+
+
+def decode_task(task):
+    """Worker: one item -> ("ok", Entry fields) | ("drop", reason, message) | ("size", r, c)."""
+    item, type_name, want, family_name, augmentation = task
+    try:
+        codec = registry.get(type_name)
+        puzzle, solution = src.READERS[item.reader].decode(item, codec)
+        if want is not None and (puzzle.rows, puzzle.cols) != want:
+            return ("size", puzzle.rows, puzzle.cols)
+        if solution.grid.shape != (puzzle.rows, puzzle.cols):
+            return ("drop", "malformed", f"solution is {solution.grid.shape[0]}x"
+                    f"{solution.grid.shape[1]}, puzzle is {puzzle.rows}x{puzzle.cols}")
+        violations = codec.verify(puzzle, solution)
+        if violations:
+            v = violations[0]
+            return ("drop", "invalid solution", f"{v.code}: {v.message}"
+                    + (f" (+{len(violations) - 1} more)" if len(violations) > 1 else ""))
+        family = codec.family(family_name)
+        try:
+            codec.encode(puzzle, None, family)
+            codec.encode_label(puzzle, solution, family)
+        except PtrmError as e:
+            return ("drop", "does not fit", str(e))
+        return ("ok", puzzle, solution, canonical_key(codec, puzzle, augmentation),
+                puzzle_text(codec, puzzle))
+    except src.Drop as d:
+        return ("drop", d.reason, str(d))
+    except (ParseError, ValueError, KeyError, IndexError, TypeError) as e:
+        return ("drop", "malformed", str(e) or type(e).__name__)
+    except Exception as e:  # a codec bug must not take the build down: report and go on
+        return ("drop", "decode error", f"{type(e).__name__}: {e}")
+
+
+# -- identity ----------------------------------------------------------------------------------
+
+def canonical_key(codec: Codec, puzzle: Puzzle, augmentation: str = "dihedral") -> str:
+    """The puzzle's identity for golden exclusion, de-duplication and the train/val split: the
+    smallest `codec.key` over the dihedral transforms the codec allows, so a rotated or
+    mirrored copy is the same puzzle (it is, for a model trained on all 8 transforms). Sudoku
+    also forgets digit names (a relabelled copy is the same puzzle). A codec may define its own
+    `canonical_key(puzzle)` and it is used instead. With the sudoku-trm augmentation the model
+    sees the whole sudoku group, so the identity forgets all of it (`sudoku_aug.canonical`)."""
+    if augmentation == "sudoku-trm":
+        if codec.name != "sudoku" or (puzzle.rows, puzzle.cols) != (9, 9):
+            raise PtrmError("the sudoku-trm augmentation is for 9x9 sudoku only")
+        return "sudoku/9/group/" + sudoku_aug.canonical(puzzle.clues)
+    own = getattr(codec, "canonical_key", None)
+    if callable(own):
+        return str(own(puzzle))
+    if codec.name == "sudoku":
+        return _sudoku_canonical(puzzle)
+    keys = []
+    for t in range(dihedral.COUNT):
+        try:
+            pt, _ = codec.transform(puzzle, None, t)
+        except PtrmError:
+            continue
+        keys.append(codec.key(pt))
+    return min(keys) if keys else codec.key(puzzle)
+
+
+def _sudoku_canonical(puzzle: Puzzle) -> str:
+    """Min over the dihedral transforms of the givens, digits renamed 1, 2, ... in order of
+    first appearance (row-major): equal for every relabelled, rotated or mirrored copy."""
+    n = puzzle.rows
+    clues = np.asarray(puzzle.clues)
+    best = None
+    ts = range(dihedral.COUNT) if n != 6 else (0, 2, 4, 5)  # 3x2 boxes: no quarter turns
+    for t in ts:
+        flat = dihedral.apply(clues, t).reshape(-1)
+        names: dict[int, int] = {}
+        s = "".join("." if not v else str(names.setdefault(v, len(names) + 1))
+                    for v in flat.tolist())
+        if best is None or s < best:
+            best = s
+    return f"sudoku/{n}/{best}"
+
+
+def puzzle_text(codec: Codec, puzzle: Puzzle) -> str:
+    """Codec-parsable text for puzzles.jsonl: the puzz.link URL, else pzprv3, else the key."""
+    for fn in (codec.to_url, codec.to_pzprv3):
+        try:
+            return fn(puzzle)
+        except PtrmError:
+            continue
+    return codec.key(puzzle)

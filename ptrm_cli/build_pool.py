@@ -1,0 +1,73 @@
+"""How the build's decode and augment phases run: an ordered map over worker processes, the
+progress bar, and the default number of workers.
+
+The map keeps the input order and every random draw is keyed by puzzle, so a build's bytes do
+not depend on `--workers` (one process or many) or on chunking.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+from collections.abc import Callable, Iterator
+
+
+def default_workers() -> int:
+    """--workers 0: every core this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:
+        return max(1, os.cpu_count() or 1)
+
+
+def pmap(fn: Callable, tasks: list, workers: int, tick: Callable[[int], None],
+         chunksize: int = 8) -> Iterator:
+    """Ordered map over `tasks`, in `workers` processes when that is worth it. The results
+    are the same either way (ordered; all randomness is keyed by puzzle)."""
+    if workers <= 1 or len(tasks) < 2 * chunksize:
+        for t in tasks:
+            yield fn(t)
+            tick(1)
+        return
+    method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
+    with mp.get_context(method).Pool(workers) as pool:
+        for r in pool.imap(fn, tasks, chunksize=chunksize):
+            yield r
+            tick(1)
+
+
+class Progress:
+    """A Rich progress bar on stderr, or nothing."""
+
+    def __init__(self, enabled: bool):
+        self.p = None
+        if enabled:
+            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                                       TimeElapsedColumn, TimeRemainingColumn)
+
+            from .console import err_console
+            self.p = Progress(TextColumn("{task.description:<7}"), BarColumn(),
+                              MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
+                              console=err_console, transient=True)
+
+    def __enter__(self):
+        if self.p:
+            self.p.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        if self.p:
+            self.p.__exit__(*exc)
+
+    def task(self, description: str, total: int | None) -> Callable[[int], None]:
+        if not self.p:
+            return lambda n: None
+        tid = self.p.add_task(description, total=total)
+        self.last = tid
+        return lambda n: self.p.advance(tid, n)
+
+    def close_open_task(self) -> None:
+        """Give the last task (one started without a total) its total: it is finished."""
+        if self.p:
+            task = self.p.tasks[self.last]
+            self.p.update(self.last, total=task.completed)
