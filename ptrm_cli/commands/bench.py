@@ -1,5 +1,6 @@
 """`ptrm bench`: ms per puzzle, TFLOP/s, share of the measured matmul peak and peak memory of
-PTRM here, for the eager loop, the fast engine and adaptive compute (ptrm_cli/benchmark.py)."""
+PTRM here, for the eager loop, the fast engine and adaptive compute (ptrm_cli/benchmark.py
+and its bench_*.py modules)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,110 @@
+"""How `ptrm bench` shows what it measured: the device's description in the report, the
+report's JSON encoding, one progress line per mode and the short table printed at the end.
+The numbers are all computed elsewhere (bench_modes, bench_curve); this only formats them.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+
+import numpy as np
+import torch
+
+
+def device_desc(device: torch.device) -> str:
+    if device.type == "cuda":
+        return f"{device} ({torch.cuda.get_device_name(device)})"
+    return f"cpu ({platform.processor() or platform.machine()}, {os.cpu_count()} cores)"
+
+
+def jsonable(x):
+    """json.dumps' `default`: numpy scalars and arrays, tensors, anything else as its str."""
+    if isinstance(x, (np.integer,)):
+        return int(x)
+    if isinstance(x, (np.floating,)):
+        return float(x)
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    if isinstance(x, torch.Tensor):
+        return x.tolist()
+    return str(x)
+
+
+def _x(v) -> str:
+    return "-" if v is None else f"{v:.2f}x"
+
+
+def _gb(b) -> str:
+    return "-" if b is None else f"{b / 2**30:.1f} GB"
+
+
+def line(e: dict) -> str:
+    """One mode's result as a progress line."""
+    if "error" in e:
+        return f"{e['mode']}: error {e['error']}"
+    if "ms_per_puzzle" not in e:
+        return f"{e['mode']}: done"
+    return (f"{e['mode']}: {e['ms_per_puzzle']:.1f} ms/puzzle, {e['tflops']:.1f} TFLOP/s "
+            f"({100 * e['share_of_peak']:.1f}% of peak), peak mem {_gb(e.get('peak_mem_bytes'))}")
+
+
+def table(r: dict) -> str:
+    """The short summary printed at the end."""
+    o = r["options"]
+    lines = [f"ptrm bench · {r['device']} x{r['world_size']} · torch {r['torch']} · "
+             f"{r['model']['desc']} ({r['model']['parameters'] / 1e6:.1f}M) · "
+             f"{r['puzzles']['source']} · K={o['K']} D={o['D']} sigma={o['sigma']}",
+             f"matmul peak (bf16 {r['peak']['n']}^3, measured): {r['peak']['tflops']:.1f} "
+             f"TFLOP/s · fixed compute {r['fixed_flops_per_puzzle']:.3e} FLOP/puzzle · "
+             f"rows in flight {r['rows_in_flight']}", ""]
+    head = (f"{'mode':<14}{'ms/puzzle':>10}{'TFLOP/s':>9}{'%peak':>7}{'FLOP/puzzle':>13}"
+            f"{'vs fixed':>9}{'peak mem':>10}{'warm-up':>9}{'x eager':>8}{'acc':>7}")
+    lines.append(head)
+    for e in r["modes"]:
+        if "error" in e:
+            lines.append(f"{e['mode']:<14}error: {e['error'][:90]}")
+            continue
+        if e["mode"] in ("curve", "profile"):
+            continue
+        vs = e["flops_per_puzzle"] / r["fixed_flops_per_puzzle"]
+        acc = e.get("acc_label")
+        lines.append(f"{e['mode']:<14}{e['ms_per_puzzle']:>10.1f}{e['tflops']:>9.1f}"
+                     f"{100 * e['share_of_peak']:>6.1f}%{e['flops_per_puzzle']:>13.3e}"
+                     f"{vs:>9.3f}{_gb(e.get('peak_mem_bytes')):>10}"
+                     f"{e.get('warmup_compile_s', float('nan')):>8.1f}s"
+                     f"{_x(e.get('speedup_vs_eager')):>8}"
+                     f"{'' if acc is None else f'{100 * acc:.1f}%':>7}")
+    for name, a in r["agreement"].items():
+        lines.append(f"agreement {name}: identical rollouts {100 * a['rollouts_identical']:.1f}%,"
+                     f" same best-Q answer {100 * a['best_q_answer_same']:.1f}%, "
+                     f"max |dQ| {a['max_abs_dq']:.3g}")
+    for e in r["modes"]:
+        if e.get("mode") == "curve" and "curve" in e:
+            for sel, s in e["curve"]["summary"].items():
+                f, b = s["fixed"], s["cheapest_at_same_accuracy"]
+                lines.append(f"curve ({sel}): fixed {100 * f['accuracy']:.1f}% at "
+                             f"{f['flops_per_puzzle']:.3e} FLOP; {b['policy']}: "
+                             f"{100 * b['accuracy']:.1f}% at {b['flops_per_puzzle']:.3e} FLOP "
+                             f"({s['compute_saving']:.2f}x less)")
+            rb = e.get("real_run_of_best_policy") or {}
+            if rb:
+                lines.append(f"curve: real run of {rb['policy']}: {rb['ms_per_puzzle']:.1f} "
+                             f"ms/puzzle, {rb['flops_per_puzzle']:.3e} FLOP/puzzle (replay "
+                             f"{rb['replay_flops_per_puzzle']:.3e}), same choices "
+                             f"{100 * rb['same_choices_as_replay']:.0f}%")
+    for e in r["modes"]:
+        if e.get("mode") == "profile" and "shares" in e:
+            sh = ", ".join(f"{k} {100 * v:.0f}%" for k, v in
+                           sorted(e["shares"].items(), key=lambda kv: -kv[1]))
+            lines.append(f"profile of one step ({e['device_time_us'] / 1e3:.1f} ms of kernels): "
+                         f"{sh}")
+            for k in e["top"][:6]:
+                lines.append(f"  {k['time_us'] / 1e3:8.2f} ms {k['calls']:5d}x  {k['kind']:<20} "
+                             f"{k['name'][:70]}")
+    if "scaling" in r:
+        for s in r["scaling"]["rows"]:
+            lines.append(f"scaling {s['gpus']} GPU(s): {s['ms_per_puzzle']:.1f} ms/puzzle, "
+                         f"{s['tflops']:.1f} TFLOP/s, efficiency {100 * s['efficiency']:.0f}%, "
+                         f"identical to 1 GPU: {s['identical_to_1_gpu']}")
+    return "\n".join(lines)

@@ -1,0 +1,190 @@
+"""What a `ptrm bench` run takes and what it runs on: the options, the device, the model and the
+puzzles. The other bench_* modules and `benchmark.run_bench` share these; nothing here times
+anything.
+
+Everything runs without typer (the benchmark is also `python -m ptrm_cli.benchmark`, for GPU
+machines where only torch and numpy are installed): the engine, solver and codecs are imported
+inside the functions that need them.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+MODES = ("eager", "fast", "fast-autotune", "fast-step", "adaptive", "curve", "profile")
+FORMAT = "ptrm-bench/1"
+
+
+@dataclass
+class BenchOptions:
+    checkpoint: str | None = None
+    model: str = "7m"                  # without a checkpoint: 7m | tiny (random weights)
+    K: int = 100
+    D: int = 48
+    sigma: float = 0.2
+    puzzles: int = 61
+    split: str = "auto"                # auto | golden | random | FILE.jsonl | DIR | NAME (+data)
+    data: str | None = None
+    modes: list[str] = field(default_factory=lambda: ["eager", "fast", "adaptive"])
+    device: str = "auto"
+    seed: int = 0
+    repeats: int = 1
+    chunk_rows: int | None = None
+    compile: bool | None = None        # None: on CUDA
+    compile_mode: str = "default"
+    deterministic: bool = True
+    check_every: int = 4
+    wave: int | None = None
+    q_threshold: float | None = 0.9
+    rules: bool = True
+    peak_size: int | None = None
+    out: str | None = None
+
+
+def log(msg: str, t0=[None]):  # noqa: B006 - one start time per process
+    """A progress line on stderr (rank 0 only), stamped with seconds since the first line."""
+    from .engine import distributed
+
+    if t0[0] is None:
+        t0[0] = time.perf_counter()
+    if distributed.is_main():
+        print(f"[{time.perf_counter() - t0[0]:7.1f} s] {msg}", file=sys.stderr, flush=True)
+
+
+def resolve_device(name: str) -> str:
+    """options.resolve_device without typer (this module runs where typer is not installed)."""
+    if name == "auto":
+        if torch.cuda.is_available():
+            return "cuda"
+        mps = getattr(torch.backends, "mps", None)
+        return "mps" if mps is not None and mps.is_available() else "cpu"
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        raise ValueError(f"--device {name}: no CUDA device is available here")
+    return name
+
+
+# -- the model ------------------------------------------------------------------------------
+
+def random_7m(vocab_size: int = 294, seq_len: int = 100, seed: int = 0):
+    from .engine.model import TRM, TRMConfig
+
+    torch.manual_seed(seed)
+    return TRM(TRMConfig(vocab_size=vocab_size, seq_len=seq_len, hidden_size=512, num_heads=8,
+                         L_layers=2, H_cycles=3, L_cycles=6, puzzle_emb_ndim=512,
+                         puzzle_emb_len=16, halt_max_steps=16)).eval()
+
+
+def random_tiny(vocab_size: int = 294, seq_len: int = 100, seed: int = 0):
+    from .engine.model import TRM, TRMConfig
+
+    torch.manual_seed(seed)
+    m = TRM(TRMConfig(vocab_size=vocab_size, seq_len=seq_len, hidden_size=32, num_heads=2,
+                      expansion=2.0, L_layers=1, H_cycles=2, L_cycles=2, puzzle_emb_ndim=0,
+                      puzzle_emb_len=0, halt_max_steps=4))
+    with torch.no_grad():  # Q values that differ, so selection is not all ties
+        m.q_head.weight.normal_(0, 1.0)
+        m.q_head.bias.zero_()
+    return m.eval()
+
+
+def _ppbench_vocab():
+    try:
+        from ptrm_codecs.families import PPBENCH
+
+        return PPBENCH.vocab
+    except Exception:  # noqa: BLE001 - codecs not installed: random inputs only
+        return None
+
+
+def load_model(o: BenchOptions, device: str):
+    """(LoadedModel, description)."""
+    from .solver import LoadedModel, load_model as load_ckpt
+
+    if o.checkpoint:
+        lm = load_ckpt(o.checkpoint, device)
+        return lm, f"checkpoint {lm.path}"
+    make = {"7m": random_7m, "tiny": random_tiny}[o.model]
+    model = make(seed=o.seed).to(device)
+    if hasattr(model, "rotary_emb"):
+        model.rotary_emb.reset_tables(device)
+    vocab = _ppbench_vocab()
+    return LoadedModel(model, vocab, {}, f"random-{o.model}", device), \
+        f"random TRM ({o.model}) with reference init"
+
+
+# -- the puzzles ----------------------------------------------------------------------------
+
+@dataclass
+class Puzzles:
+    inputs: torch.Tensor
+    labels: torch.Tensor | None
+    verifiers: list | None
+    puzzle_ids: torch.Tensor | None
+    source: str
+    types: list[str] | None = None
+
+
+def load_puzzles(o: BenchOptions, loaded) -> Puzzles:
+    """The benchmark's puzzles: a labelled split when asked (or, for auto, when the golden set,
+    the codecs and a matching vocabulary are all here), else random tokens. With fewer puzzles
+    in the split than --puzzles, the split is repeated (a benchmark needs the batch size)."""
+    from .errors import PtrmError
+
+    cfg = loaded.config
+    ev = None
+    if o.split != "random" and loaded.vocab is not None:
+        from . import evaluate
+
+        split = "golden" if o.split == "auto" else o.split
+        try:
+            ev = evaluate.resolve_split(split, o.data, loaded)
+        except (PtrmError, OSError, ValueError, IndexError, KeyError) as e:
+            if o.split == "auto":
+                log(f"no golden puzzles ({e}); using random inputs")
+            else:
+                arrays = _dataset_arrays(o, loaded)
+                if arrays is None:
+                    raise
+                log(f"no rules verifier for this data ({e}); judging by labels only")
+                return arrays
+    if ev is None:
+        g = torch.Generator().manual_seed(o.seed)
+        x = torch.randint(1, cfg.vocab_size, (o.puzzles, cfg.seq_len), generator=g)
+        ids = None
+        return Puzzles(x, None, None, ids, f"random tokens ({o.puzzles} puzzles)")
+    n = len(ev)
+    idx = torch.arange(o.puzzles) % n
+    verifiers = [ev.verifiers[i] for i in idx.tolist()]
+    ids = None if ev.puzzle_ids is None else ev.puzzle_ids[idx]
+    rep = "" if o.puzzles <= n else f", repeated to {o.puzzles}"
+    return Puzzles(ev.inputs[idx], ev.labels[idx], verifiers, ids,
+                   f"{ev.name} ({min(n, o.puzzles)} puzzles{rep})",
+                   [ev.types[i] for i in idx.tolist()])
+
+
+def _dataset_arrays(o: BenchOptions, loaded) -> Puzzles | None:
+    """A `ptrm build-data` split read as arrays (labels, no verifier): for data whose puzzle
+    type has no codec for this model's family. None when --split/--data is not a dataset."""
+    from pathlib import Path
+
+    from .engine.data import load_dataset
+
+    root = Path(o.data) if o.data else Path(o.split)
+    if not (root / "meta.json").is_file():
+        return None
+    name = o.split if o.data else None
+    ds = load_dataset(root)
+    name = name or next((s for s in ("val", "test") if s in ds.splits), next(iter(ds.splits)))
+    s = ds.splits[name]
+    n = min(len(s), o.puzzles)
+    ids = None
+    if loaded.config.puzzle_emb_ndim > 0:
+        ids = torch.as_tensor(np.asarray(s.puzzle_id[:n]).astype(np.int64))
+    return Puzzles(torch.as_tensor(np.asarray(s.inputs[:n]).astype(np.int64)),
+                   torch.as_tensor(np.asarray(s.labels[:n]).astype(np.int64)), None, ids,
+                   f"{root}/{name} ({n} puzzles, labels only)")
