@@ -228,6 +228,29 @@ def resolve_split(split: str, data: str | None, loaded: LoadedModel, *,
 
 # -- scoring ---------------------------------------------------------------------------------
 
+def sigma_from_report(path: Path, judge: str = "rules") -> tuple[float, str]:
+    """The noise scale a validation sweep chose: the sigma of `path` (a report.json of `ptrm
+    eval` with several sigmas) with the highest aggregate best-Q@K, ties to the smaller sigma.
+    Returns (sigma, the split it was chosen on). The paper's protocol picks sigma on
+    validation only, so a report of the golden set is refused."""
+    try:
+        report = json.loads(Path(path).read_text())
+        runs = report["ptrm"]
+        split = report["split"]["name"]
+        scored = [(r["summary"]["aggregate"][judge]["best_q"]["mean"], -r["sigma"], r["sigma"])
+                  for r in runs]
+    except OSError as e:
+        raise PtrmError(f"--sigma-from {path}: cannot read it ({e.strerror or e})") from None
+    except (ValueError, KeyError, TypeError):
+        raise PtrmError(f"--sigma-from {path}: not a `ptrm eval` report.json") from None
+    if not scored:
+        raise PtrmError(f"--sigma-from {path}: the report has no PTRM runs")
+    if split == "golden":
+        raise PtrmError(f"--sigma-from {path}: that sweep ran on the golden set; choose sigma "
+                        "on a validation split (--split val --data DIR)")
+    return max(scored)[2], split
+
+
 def score(preds: torch.Tensor, q: torch.Tensor, labels: torch.Tensor,
           valid: torch.Tensor) -> dict[str, dict[str, torch.Tensor]]:
     """Per puzzle, for every metric: was it right, by label match and by the rules verifier.

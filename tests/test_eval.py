@@ -134,6 +134,32 @@ def test_eval_report_contents(report, ckpt):
     assert q["steps"] == [1, 2] and q["incorrect"]["n"] + q["correct"]["n"] == 5 * 4
 
 
+def test_sigma_from_a_validation_sweep(report, ckpt, dataset, tmp_path):
+    """--sigma-from picks the sweep's sigma with the best aggregate best-Q (ties: the smaller)
+    and refuses a sweep of the golden set."""
+    rep, out = report
+    best = max(rep["ptrm"], key=lambda r: (r["summary"]["aggregate"]["rules"]["best_q"]["mean"],
+                                           -r["sigma"]))["sigma"]
+    r = ptrm("eval", "--split", "val", "--data", dataset, "-c", ckpt, "--K", 2, "--D", 1,
+             "--seeds", 1, "--det-D", 1, "--sigma-from", out / "report.json", "--no-plots",
+             "--out", tmp_path / "o", "--json")
+    assert r.exit_code == 0, r.output
+    got = json.loads(r.stdout)
+    assert [p["sigma"] for p in got["ptrm"]] == [best]
+    assert got["settings"]["sigma_from"]["split"] == "val"
+    # the choice itself: a tie goes to the smaller sigma, a golden sweep is refused
+    fake = json.loads((out / "report.json").read_text())
+    for run in fake["ptrm"]:
+        run["summary"]["aggregate"]["rules"]["best_q"]["mean"] = 0.5
+    (tmp_path / "tie.json").write_text(json.dumps(fake))
+    assert evaluate.sigma_from_report(tmp_path / "tie.json") == (0.0, "val")
+    fake["split"]["name"] = "golden"
+    (tmp_path / "golden.json").write_text(json.dumps(fake))
+    r = ptrm("eval", "--sigma-from", tmp_path / "golden.json", "-c", ckpt)
+    assert r.exit_code == 2 and "validation" in r.output
+    r = ptrm("eval", "--sigma", "0.1", "--sigma-from", tmp_path / "tie.json", "-c", ckpt)
+    assert r.exit_code == 2 and "one of them" in r.output
+
 def test_eval_tables(ckpt, dataset, tmp_path):
     r = ptrm("eval", "--split", "val", "--data", dataset, "-c", ckpt, "--K", 2, "--D", 1,
              "--seeds", 1, "--out", tmp_path / "o", "--no-plots")

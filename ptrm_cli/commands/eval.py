@@ -42,8 +42,11 @@ def evaluate(
                           help="Rollouts per puzzle (K_max of the width curve)."),
     D: int = typer.Option(None, "--D", min=1, show_default="the model's N_sup",
                           help="Supervision steps per rollout."),
-    sigma: list[str] = typer.Option(["0.2"], "--sigma",
+    sigma: list[str] = typer.Option([], "--sigma", show_default="0.2",
                                     help="Noise scale; several (0.1,0.2 or repeated) for a sweep."),
+    sigma_from: Path = typer.Option(None, "--sigma-from", show_default=False, help=(
+        "A report.json of a sigma sweep on validation: use the sigma with its best aggregate "
+        "best-Q@K (the paper's protocol: sigma chosen on validation only).")),
     seeds: int = typer.Option(3, "--seeds", min=1, help="Seeds per sigma (mean and spread)."),
     seed: int = typer.Option(0, "--seed", min=0, help="First seed."),
     perturb: str = typer.Option("z", "--perturb", help="z | y | both | init."),
@@ -72,14 +75,21 @@ def evaluate(
         raise PtrmError(f"--perturb {perturb!r}: expected z, y, both or init")
     if seed + seeds >= 2**63:
         raise PtrmError("--seed must be below 2**63")
-    sigmas = _floats(sigma, "--sigma")
-    if not sigmas:
-        raise PtrmError("--sigma: give at least one value")
+    sigmas = _floats(sigma, "--sigma") if sigma else [0.2]
+    if sigma and sigma_from is not None:
+        raise PtrmError("--sigma and --sigma-from: give one of them")
     dets = _ints(det_D, "--det-D")
     # torch and the engine load here, not when `ptrm --help` starts
     from .. import evaluate as ev_mod
     from .. import solver
     from ..engine import distributed
+
+    on = None
+    if sigma_from is not None:
+        chosen, on = ev_mod.sigma_from_report(sigma_from)
+        sigmas = [chosen]
+        if distributed.is_main() and not (gpus and gpus > 1):
+            err_console.print(f"σ = {chosen:g}, chosen on {on} ({sigma_from})", highlight=False)
 
     if gpus and gpus > 1 and not distributed.launched():
         raise typer.Exit(distributed.relaunch(gpus))
@@ -132,6 +142,8 @@ def evaluate(
         task = bar.add_task("eval", total=1.0)
         report = ev_mod.run_eval(loaded, evset, settings,
                                  progress=lambda f: bar.update(task, completed=f))
+    if sigma_from is not None:  # where sigma came from, for whoever reads the report later
+        report["settings"]["sigma_from"] = {"report": str(sigma_from), "split": on}
     files = ev_mod.write_report(report, out, plots=plots)
 
     if as_json:
