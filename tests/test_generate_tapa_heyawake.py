@@ -3,8 +3,8 @@ hand-off, each puzzle re-checked unique by the generator's solver and by an inde
 encoding here (another SAT solver, the codec's own rule helpers, our own connectivity cuts),
 verified by the codec (and by pzpr.js when the oracle is available), round-tripped through
 to_record -> from_record; determinism per (seed, index), across processes too; the knobs;
-and the encodings against the golden PPBench puzzles (each must have exactly its one
-solution)."""
+the encodings against the golden PPBench puzzles (each must have exactly its one solution);
+tapa "?" clues (qmarks) and the corridor/shape knobs, and default output unchanged by them."""
 
 from __future__ import annotations
 
@@ -309,3 +309,137 @@ def test_golden_10x10_have_exactly_their_solution(installed_codec, name):
         _, solution = codec.from_record(rec)
         sols, _ = gen.solve(gen.read_url(rec["puzzlink_url"]))
         assert len(sols) == 1 and (sols[0] == solution.grid).all(), rec["puzzlink_url"]
+
+
+# -- tapa "?" clues and the golden-shape knobs ------------------------------------------------
+
+#: records made before the qmarks / corridor / shape knobs existed: (seed, knobs, index) -> (url,
+#: conflicts). Default knobs must keep giving them (files are resumed and rebuilt from seeds).
+BEFORE = {
+    (0, (), 0): ("https://puzz.link/p?tapa/10/10/k5s2h2kblk3hagr3gag7ia96sa9n5ialgagg3p", 17),
+    (0, (), 1): ("https://puzz.link/p?tapa/10/10/ga8ha9pafa9h4gagta7h5gaaia9raai5g5ra8l5i7ha8n",
+                 15),
+    (0, (), 2): ("https://puzz.link/p?tapa/10/10/ka9s5haegagk5u5h3ha9i4i3g3oa8la8gaasa9i1", 16),
+    (1, (("tries", 5),), 0): ("https://puzz.link/p?tapa/10/10/2qa9h7labja8m3naehafibmyafha9oblga"
+                              "eg5q", 59),
+    (1, (("tries", 5),), 1): ("https://puzz.link/p?tapa/10/10/i3m6iafhafj7laetaghafiaexagg6haggag"
+                              "nbmh2ga7l2", 27),
+}
+QKNOBS = {"qmarks": 1.0}  # hide every clue that can be hidden
+RECOMMENDED = {"shape": 0.1, "corridor": 2.0, "tries": 5.0, "qmarks": 0.1}
+
+
+def test_tapa_default_output_unchanged(installed_codec):
+    installed_codec("tapa")
+    for (seed, params, index), (url, conflicts) in BEFORE.items():
+        rec = make_record(Job("tapa", 10, 10, seed, Knobs(params=dict(params))), index)
+        assert (rec["url"], rec["difficulty"]["conflicts"]) == (url, conflicts)
+    rec = make_record(Job("tapa", 10, 10, 2, Knobs(max_clues=25)), 0)
+    assert rec["url"] == ("https://puzz.link/p?tapa/10/10/l1j7g6h2gagla9h7hbnaehafkaek6abg1a8la8"
+                          "ia9bniafbnqaeiaag7haeka7j")
+
+
+@pytest.fixture(scope="module")
+def qbatch(installed_codec):
+    """[(knobs params, instance, record)]: 4 puzzles with every hideable clue hidden, 2 with the
+    recommended training knobs."""
+    installed_codec("tapa")
+    out = []
+    for params, n in ((QKNOBS, 4), (RECOMMENDED, 2)):
+        job = Job("tapa", 10, 10, SEED, Knobs(params=params))
+        out += [(params, make_instance(job, i), make_record(job, i)) for i in range(n)]
+    return out
+
+
+def test_tapa_qmarks_unique_verified_and_round_trip(qbatch, installed_codec):
+    from ptrm_codecs.families import TAPA_CLUES
+    from ptrm_codecs.tapa import UNKNOWN
+
+    codec, gen = installed_codec("tapa"), get("tapa")
+    for params, inst, rec in qbatch:
+        hidden = [c for c in inst.clues.values() if UNKNOWN in c]
+        if params is QKNOBS:
+            assert hidden, rec["id"]  # qmarks=1: every puzzle of the batch has a "?"
+        # "?" clues are all-"?" (the run count kept), each a token of the PPBench vocabulary
+        assert all(set(c) == {UNKNOWN} and tuple(sorted(c)) in TAPA_CLUES for c in hidden)
+        assert all(inst.answer[rc] == 0 for rc in inst.clues)
+        puzzle, solution = codec.from_record(rec)
+        assert codec.verify(puzzle, solution) == []
+        assert sum(UNKNOWN in c for row in puzzle.clues for c in row) == len(hidden)
+        # a fresh solver of the generator, and the independent encoding (codec's clue_met)
+        sols, _ = gen.solve(inst)
+        assert len(sols) == 1 and (sols[0] == inst.answer).all()
+        other = independent_solutions("tapa", puzzle)
+        assert len(other) == 1 and (other[0] == solution.grid).all(), rec["id"]
+        # round trips: record, URL (a "?" is '.' or a 0 component), pzprv3, tokens
+        again = codec.to_record(puzzle, solution, **{k: v for k, v in rec.items()
+                                                      if k not in ("type", "url", "answer")})
+        assert again == rec
+        assert codec.key(codec.parse(rec["url"]).puzzle) == codec.key(puzzle)
+        assert codec.parse(codec.to_url(puzzle)).puzzle.clues == puzzle.clues
+        parsed = codec.parse(gen.to_pzprv3(inst))
+        assert codec.key(parsed.puzzle) == codec.key(puzzle) and parsed.solution == solution
+        codec.encode(puzzle, solution)
+        codec.encode_label(puzzle, solution)
+
+
+def test_tapa_qmarks_hide_clues_of_the_same_minimal_puzzle(qbatch):
+    """qmarks only hides clues of the puzzle the other knobs make (the same draws come first),
+    never a 0, and the set stays minimal."""
+    gen = get("tapa")
+    for i, (_, inst, _) in enumerate(qbatch[:4]):
+        plain = make_instance(Job("tapa", 10, 10, SEED, Knobs()), i)
+        assert (plain.answer == inst.answer).all() and set(plain.clues) == set(inst.clues)
+        for rc, clue in inst.clues.items():
+            was = plain.clues[rc]
+            assert clue == was or (set(clue) == {-2} and len(clue) == len(was) and was != (0,))
+    assert _unique_without_each(gen, qbatch[0][1])
+
+
+def test_tapa_qmarks_fraction():
+    """qmarks=F hides about F of the clues (fewer where no more can go)."""
+    gen = get("tapa")
+    counts = []
+    for i in range(8):
+        inst = make_instance(Job("tapa", 10, 10, SEED, Knobs(params={"qmarks": 0.15})), i)
+        counts.append((sum(-2 in c for c in inst.clues.values()), len(inst.clues)))
+    hidden, total = map(sum, zip(*counts))
+    assert 0.05 <= hidden / total <= 0.2, counts
+    assert gen.clue_stats(inst)["qmarks"] == counts[-1][0] / counts[-1][1]
+
+
+def test_tapa_pzpr_accepts_qmarks(qbatch, pzpr):
+    gen = get("tapa")
+    for _, inst, rec in qbatch:
+        verdict = pzpr.check_file(gen.to_pzprv3(inst))
+        assert verdict["complete"], (rec["id"], verdict)
+
+
+def test_tapa_shape_and_corridor_knobs():
+    """shape reshapes the random solution towards corridor clues (still a valid solution, as
+    many shaded cells); corridor keeps more of them; together: unique minimal puzzles."""
+    from ptrm_cli.generate.base import puzzle_rng
+    from ptrm_cli.generate.sat import components
+    from ptrm_cli.generate.tapa import CORRIDOR, clue_of
+
+    gen = get("tapa")
+
+    def corridor_cells(grid):
+        return sum(clue_of(grid, r, c) in CORRIDOR for r in range(10) for c in range(10)
+                   if not grid[r, c])
+
+    before = after = 0
+    for i in range(6):
+        rng = puzzle_rng(SEED, "tapa", 100 + i)
+        grid = gen.random_solution(rng, 10, 10, Knobs())
+        shaped = gen.reshape(rng, grid, 0.1)
+        assert shaped.sum() == grid.sum()
+        assert not any(shaped[r:r + 2, c:c + 2].all() for r in range(9) for c in range(9))
+        assert len(components(10, 10, lambda r, c: bool(shaped[r, c]))) == 1
+        assert corridor_cells(shaped) >= corridor_cells(grid)
+        before, after = before + corridor_cells(grid), after + corridor_cells(shaped)
+    assert after >= 2 * before
+    inst = make_instance(Job("tapa", 10, 10, SEED, Knobs(params={"shape": 0.1, "corridor": 2})), 0)
+    assert _unique_without_each(gen, inst)
+    sols, _ = gen.solve(inst)
+    assert len(sols) == 1 and (sols[0] == inst.answer).all()

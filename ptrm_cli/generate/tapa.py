@@ -8,14 +8,17 @@ that lie on the board: one variable per ring pattern that gives the clue ("patte
 its cells shaded or not), "q_k -> some pattern", and support clauses "q_k and cell x has value v
 -> some pattern with x = v", so unit propagation alone finds every cell that all the remaining
 patterns agree on. A removed clue (q_k not assumed) frees its cell, which may then be shaded:
-removing clues only ever adds solutions.
+removing clues only ever adds solutions. A "?" in a clue is one run of any length, as in
+pzpr.js (whose check also lets a lone "?" match an empty ring, shown as [0]): `matches` and
+so the pattern table follow that exactly.
 Global rule by lazy cuts (`sat.connectivity_cuts`), exact: shaded cells are 4-connected.
 
 Making one:
   1. a random solution built directly: from an all-shaded board, cells are unshaded one at a
      time, each breaking a 2x2 shaded block (then, after none is left, any cell) until the
      unshaded fraction reaches `white` (golden 10x10: 0.44), never disconnecting the shaded
-     cells;
+     cells; with `shape=S`, then reshaped by swaps until S of the unshaded cells show a
+     CORRIDOR clue (golden 10x10: 0.13 of their unshaded cells, random walls 0.03);
   2. every unshaded cell gets its clue. That set is always unique: another solution may shade
      only cells ours shades (every other cell holds a clue), and unshading one of them lowers
      the shaded count in the ring of a clue next to it (no 2x2 block: every shaded cell has an
@@ -25,12 +28,20 @@ Making one:
      down to a minimal set (the default; golden puzzles are sparser than our minimal sets),
      to --max-clues, or, with `clues=F`, to F of the cells. `tries=N` runs N removal orders
      on the same solution and keeps the sparsest minimal set (fewer clues, harder puzzles).
+     `corridor=W` tries CORRIDOR clues later (kept more often, as golden keeps them);
+  4. with `qmarks=F`, about F of the final clues become "?" clues (each run length hidden,
+     the number of runs kept: 1,3 -> ?,?), tried in random order, each kept only while the
+     puzzle stays unique. Done on the final set rather than during removal: the clue count
+     stays that of the minimal set (during removal a weaker clue would make later clues
+     necessary, so denser puzzles), the set stays minimal, and the puzzle is the knob-off
+     puzzle with some clues hidden (the same draws come first).
 
 The golden 10x10 tapa hold 10-17 clues (one odd 3-clue puzzle), mostly multi-run clues (1,3 /
 3,3 / 2,2 / 1,1,1,1); docs/GENERATORS.md compares our output with them.
 
 Answer convention: [rows, cols] int, 1 = shaded, 0 = unshaded (clue cells 0).
-Clues: {cell: sorted tuple of run lengths}, each among families.TAPA_CLUES; no "?" clues.
+Clues: {cell: sorted tuple of run lengths, UNKNOWN (-2) for "?"}, each among
+families.TAPA_CLUES ("?" clues are all-"?": (-2,) to (-2, -2, -2, -2), all four in the table).
 """
 
 from __future__ import annotations
@@ -41,11 +52,16 @@ from functools import lru_cache
 import numpy as np
 
 from .base import GenerationFailed, Generator, Instance, Knobs, write_pzprv3
-from .sat import (Formula, Search, connectivity_cuts, difficulty, neighbours, reduce_clues,
-                  solutions)
+from .sat import (Formula, Search, components, connectivity_cuts, difficulty, neighbours,
+                  reduce_clues, solutions)
 
 #: the 8 cells around a clue, clockwise from the top-left (PPBENCH_FORMATS.md §4.5)
 RING = ((-1, -1), (-1, 0), (-1, 1), (0, 1), (1, 1), (1, 0), (1, -1), (0, -1))
+#: a "?" in a clue (the codec's and pzpr.js's -2): one run of any length
+UNKNOWN = -2
+#: clue shapes golden puzzles show 3-40x more often than random walls make (GENERATORS.md):
+#: "corridors" (a white cell between parallel walls: 3,3 / 1,2,2 / 1,1,1,1) and 0 (a white 3x3)
+CORRIDOR = frozenset({(3, 3), (1, 2, 2), (1, 1, 1, 1), (0,)})
 
 
 def runs(bits) -> tuple[int, ...]:
@@ -72,7 +88,7 @@ def ring(rows: int, cols: int, r: int, c: int) -> list[tuple[int, int] | None]:
 
 def matches(seen: tuple[int, ...], clue: tuple[int, ...]) -> bool:
     """Do the run lengths `seen` show `clue`? As multisets; a "?" (negative) is one run of
-    any length (real puzzles have them; generated ones do not)."""
+    any length, and the count must agree, as in pzpr.js (so a lone "?" also matches (0,))."""
     if len(seen) != len(clue):
         return False
     left = list(seen)
@@ -129,7 +145,15 @@ class TapaGenerator(Generator):
               "cheap": (0.3, "how much earlier clue removal tries single-number clues than "
                              "multi-run ones (0 = uniform random order)"),
               "tries": (1.0, "removal orders tried on one solution; the sparsest minimal "
-                             "clue set is kept (harder puzzles, costs time)")}
+                             "clue set is kept (harder puzzles, costs time)"),
+              "corridor": (0.0, "how much later clue removal tries the clue shapes golden "
+                                "puzzles keep more (3,3 / 1,2,2 / 1,1,1,1 / 0); "
+                                "2 = last (0 = off)"),
+              "shape": (0.0, "reshape the random solution by swaps until this fraction of "
+                             "its unshaded cells shows a corridor-type clue (3,3 / 1,2,2 / "
+                             "1,1,1,1 / 0; golden 10x10: 0.13, random walls: 0.03; 0 = off)"),
+              "qmarks": (0.0, "fraction of the final clues turned into '?' clues (run "
+                              "lengths hidden, run count kept), each while still unique")}
 
     # -- a random solution ------------------------------------------------------------------
     def random_solution(self, rng, rows, cols, knobs: Knobs) -> np.ndarray:
@@ -160,6 +184,49 @@ class TapaGenerator(Generator):
             raise GenerationFailed
         return shaded.astype(np.int16)
 
+    def reshape(self, rng, grid: np.ndarray, share: float) -> np.ndarray:
+        """Local search towards more CORRIDOR cells: random swaps (shade an unshaded cell,
+        unshade a shaded one, so the shaded count stays) that keep the rules (no 2x2 block,
+        shaded cells connected) and do not lower the number of unshaded cells whose clue is
+        in CORRIDOR, until `share` of the unshaded cells have one (golden 10x10: 0.13; random
+        walls: 0.03) or 4 swaps per cell were tried. A local count suffices: a swap changes
+        the clues of the cells around the two swapped cells only."""
+        rows, cols = grid.shape
+        g = grid.astype(bool)
+        cells = [(r, c) for r in range(rows) for c in range(cols)]
+
+        def count(where):
+            return sum(1 for x in where if 0 <= x[0] < rows and 0 <= x[1] < cols
+                       and not g[x] and clue_of(g, *x) in CORRIDOR)
+
+        def near(x):
+            return [(x[0] + dr, x[1] + dc) for dr in (-1, 0, 1) for dc in (-1, 0, 1)]
+
+        def no_block(x):
+            return not any(g[r:r + 2, c:c + 2].all() for r in (x[0] - 1, x[0])
+                           for c in (x[1] - 1, x[1])
+                           if 0 <= r < rows - 1 and 0 <= c < cols - 1)
+
+        target = round(share * int((~g).sum()))
+        now = count(cells)
+        for _ in range(4 * rows * cols):
+            if now >= target:
+                break
+            white = [x for x in cells if not g[x]]
+            black = [x for x in cells if g[x]]
+            a = white[int(rng.integers(len(white)))]
+            d = black[int(rng.integers(len(black)))]
+            local = set(near(a)) | set(near(d))
+            before = count(local)
+            g[a], g[d] = True, False
+            if no_block(a) and len(components(rows, cols, lambda r, c: bool(g[r, c]))) == 1:
+                after = count(local)
+                if after >= before:
+                    now += after - before
+                    continue
+            g[a], g[d] = False, True
+        return g.astype(np.int16)
+
     # -- encoding --------------------------------------------------------------------------
     def _search(self, rows, cols, clues: dict) -> tuple[Search, dict, dict]:
         """The rules, with each clue behind its selector (assume it to switch the clue on)."""
@@ -171,31 +238,38 @@ class TapaGenerator(Generator):
         f.add(list(s.values()))  # at least one shaded cell
         selector = {}
         for rc, clue in clues.items():
-            q = selector[rc] = f.var()
-            f.add([-s[rc]], guard=q)
-            cells = ring(rows, cols, *rc)
-            pats = patterns(tuple(x is not None for x in cells), tuple(clue))
-            if not pats:
-                f.add([], guard=q)
-                continue
-            pv = f.vars(len(pats))
-            f.add(pv, guard=q)
-            for p, mask in zip(pv, pats):
-                for k, x in enumerate(cells):
-                    if x is not None:
-                        f.add([-p, s[x] if (mask >> k) & 1 else -s[x]])
-            for k, x in enumerate(cells):
-                if x is None:
-                    continue
-                on = [p for p, mask in zip(pv, pats) if (mask >> k) & 1]
-                off = [p for p, mask in zip(pv, pats) if not (mask >> k) & 1]
-                f.add([-s[x]] + on, guard=q)
-                f.add([s[x]] + off, guard=q)
+            selector[rc] = self._clue(f, s, rows, cols, rc, clue)
 
         def check(model: set[int]) -> list[list[int]]:
             return connectivity_cuts(rows, cols, lambda r, c: s[(r, c)], model)
 
         return Search(f, check), s, selector
+
+    @staticmethod
+    def _clue(f: Formula, s: dict, rows, cols, rc, clue) -> int:
+        """Add one clue behind a new selector (returned): its cell unshaded, its ring one of
+        the patterns that show the clue (the table constraint of the module docstring)."""
+        q = f.var()
+        f.add([-s[rc]], guard=q)
+        cells = ring(rows, cols, *rc)
+        pats = patterns(tuple(x is not None for x in cells), tuple(clue))
+        if not pats:
+            f.add([], guard=q)
+            return q
+        pv = f.vars(len(pats))
+        f.add(pv, guard=q)
+        for p, mask in zip(pv, pats):
+            for k, x in enumerate(cells):
+                if x is not None:
+                    f.add([-p, s[x] if (mask >> k) & 1 else -s[x]])
+        for k, x in enumerate(cells):
+            if x is None:
+                continue
+            on = [p for p, mask in zip(pv, pats) if (mask >> k) & 1]
+            off = [p for p, mask in zip(pv, pats) if not (mask >> k) & 1]
+            f.add([-s[x]] + on, guard=q)
+            f.add([s[x]] + off, guard=q)
+        return q
 
     @staticmethod
     def _grid(rows, cols, s, model) -> np.ndarray:
@@ -207,6 +281,8 @@ class TapaGenerator(Generator):
     # -- making ----------------------------------------------------------------------------
     def attempt(self, rng, rows, cols, knobs: Knobs) -> Instance:
         grid = self.random_solution(rng, rows, cols, knobs)
+        if knobs.param("shape", 0.0) > 0:
+            grid = self.reshape(rng, grid, knobs.param("shape", 0.0))
         full = {(r, c): clue_of(grid, r, c) for r in range(rows) for c in range(cols)
                 if not grid[r, c]}
         cells = list(full)
@@ -223,22 +299,57 @@ class TapaGenerator(Generator):
             elif target is None:
                 target = len(sel)
             kept = None
+            corridor = knobs.param("corridor", 0.0)
             for _ in range(max(1, int(knobs.param("tries", 1)))):
-                order = self._removal_order(rng, cells, full, knobs.param("cheap", 0.3))
+                order = self._removal_order(rng, cells, full, knobs.param("cheap", 0.3),
+                                            corridor)
                 now = reduce_clues(search, differ, sel, order, target=target)
                 if kept is None or len(now) < len(kept):
                     kept = now
             kept = set(kept)
-        clues = {rc: full[rc] for rc in cells if selector[rc] in kept}
+            clues = {rc: full[rc] for rc in cells if selector[rc] in kept}
+            if knobs.param("qmarks", 0.0) > 0:
+                clues = self._hide(rng, search, differ, s, selector, clues,
+                                   knobs.param("qmarks", 0.0), rows, cols)
         return Instance(rows, cols, clues, answer=grid)
 
     @staticmethod
-    def _removal_order(rng, cells, full, cheap: float) -> list[int]:
+    def _removal_order(rng, cells, full, cheap: float, corridor: float = 0.0) -> list[int]:
         """A random order in which single-number clues come earlier by `cheap` (each clue's
         key is uniform in [0, 1), plus `cheap` for a single number; highest key first), so
-        that more multi-run clues stay, as in real puzzles."""
+        that more multi-run clues stay, as in real puzzles; `CORRIDOR` clues come later by
+        `corridor` (with corridor > 1 + cheap they are tried last, when most are needed)."""
         keys = rng.random(len(cells)) + cheap * np.array([len(full[rc]) == 1 for rc in cells])
+        if corridor:
+            keys = keys - corridor * np.array([full[rc] in CORRIDOR for rc in cells])
         return sorted(range(len(cells)), key=lambda k: -keys[k])
+
+    def _hide(self, rng, search: Search, differ: int, s: dict, selector: dict, clues: dict,
+              frac: float, rows: int, cols: int) -> dict:
+        """Turn about `frac` of the clues into "?" clues (every run length hidden, the number
+        of runs kept), tried in random order, each kept only while the puzzle stays unique.
+        The set stays minimal: a weaker clue only adds solutions, so no clue became removable.
+        A 0 clue shows no run and stays a 0. Each "?" version is added to the live solver
+        behind its own selector, so learned clauses and cuts carry over."""
+        aim = int(frac * len(clues) + rng.random())  # stochastic rounding: frac on average
+        cells = sorted(clues)
+        on = {rc: selector[rc] for rc in cells}  # each clue's selector as it stands now
+        out = dict(clues)
+        for i in rng.permutation(len(cells)):
+            rc = cells[int(i)]
+            if aim <= 0:
+                break
+            if clues[rc] == (0,):
+                continue
+            weak = (UNKNOWN,) * len(clues[rc])
+            start = len(search.formula.clauses)
+            q = self._clue(search.formula, s, rows, cols, rc, weak)
+            for clause in search.formula.clauses[start:]:
+                search.add(clause)
+            if search.solve([differ] + [q if x == rc else on[x] for x in cells]) is None:
+                on[rc], out[rc] = q, weak
+                aim -= 1
+        return out
 
     # -- checking --------------------------------------------------------------------------
     def solve(self, inst, limit=2):
@@ -277,7 +388,10 @@ class TapaGenerator(Generator):
         out = super().clue_stats(inst)
         out["values"] = Counter(",".join("?" if v < 0 else str(v) for v in clue)
                                 for clue in inst.clues.values())
-        out["multi"] = sum(len(c) > 1 for c in inst.clues.values()) / max(1, len(inst.clues))
+        n = max(1, len(inst.clues))
+        out["multi"] = sum(len(c) > 1 for c in inst.clues.values()) / n
+        out["corridor"] = sum(tuple(c) in CORRIDOR for c in inst.clues.values()) / n
+        out["qmarks"] = sum(any(v < 0 for v in c) for c in inst.clues.values()) / n
         if inst.answer is not None:
             out["shaded"] = float(inst.answer.sum()) / (inst.rows * inst.cols)
         return out
