@@ -243,17 +243,19 @@ def _worker(rank: int, world: int, port: int, out: str):
     torch.set_num_threads(1)
     import torch.distributed as dist
 
-    assert distributed.setup("cpu") == "cpu"
-    m = tiny_model(V, seed=1)
-    x = torch.randint(1, V, (5, 100), generator=torch.Generator().manual_seed(0))
-    r = distributed.sample(m, x, SamplerConfig(K=3, D=2, sigma=0.5, record_steps=True), seed=3)
-    eng = fast.Engine(m, compile=False)
-    a = distributed.run(eng, x, K=4, D=4, sigma=0.5, seed=3, wave=2, check_every=1,
-                        q_threshold=0.8, verify=lambda p, preds: _rule(preds).numpy())
-    if rank == 0:
-        torch.save({"sample": (r.preds, r.q, r.step_q), "adaptive": (a.preds, a.q, a.chosen,
-                   a.puzzle_row_steps)}, out)
-    dist.destroy_process_group()
+    with distributed.group("cpu") as device:  # leaves the group together with the peer
+        assert device == "cpu" and dist.is_initialized()
+        m = tiny_model(V, seed=1)
+        x = torch.randint(1, V, (5, 100), generator=torch.Generator().manual_seed(0))
+        r = distributed.sample(m, x, SamplerConfig(K=3, D=2, sigma=0.5, record_steps=True),
+                               seed=3)
+        eng = fast.Engine(m, compile=False)
+        a = distributed.run(eng, x, K=4, D=4, sigma=0.5, seed=3, wave=2, check_every=1,
+                            q_threshold=0.8, verify=lambda p, preds: _rule(preds).numpy())
+        if rank == 0:
+            torch.save({"sample": (r.preds, r.q, r.step_q), "adaptive": (
+                a.preds, a.q, a.chosen, a.puzzle_row_steps)}, out)
+    assert not dist.is_initialized()
 
 
 def test_two_gloo_processes_give_the_single_process_result(model, inputs, engine, tmp_path):

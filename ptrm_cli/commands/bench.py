@@ -81,6 +81,7 @@ def bench(
         report = benchmark.run_bench(opts)
     except ValueError as e:
         raise PtrmError(str(e)) from None
+    distributed.teardown()
     if distributed.is_main():
         typer.echo(benchmark.table(report))
         if out:

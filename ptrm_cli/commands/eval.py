@@ -93,65 +93,68 @@ def evaluate(
 
     if gpus and gpus > 1 and not distributed.launched():
         raise typer.Exit(distributed.relaunch(gpus))
-    device = distributed.setup(resolve_device(device))
-    main = distributed.is_main()
-    budget = solver.parse_memory(memory)
-    arc = data is not None and _is_arc(Path(data).expanduser())
-    if identifiers is not None and not arc:
-        raise PtrmError("--identifiers applies to ARC datasets (--data DIR built with "
-                        "--family arc)")
-    # an official step_N file has no token table: an ARC dataset says it is TRM's ARC one
-    loaded = solver.load_model(checkpoint, device, official_vocab=_arc_vocab() if arc else None)
-    D = D or loaded.config.halt_max_steps
-    if arc:
-        if main:
+    # every rank leaves the group together at the end (see distributed.teardown)
+    with distributed.group(resolve_device(device)) as device:
+        main = distributed.is_main()
+        budget = solver.parse_memory(memory)
+        arc = data is not None and _is_arc(Path(data).expanduser())
+        if identifiers is not None and not arc:
+            raise PtrmError("--identifiers applies to ARC datasets (--data DIR built with "
+                            "--family arc)")
+        if arc and distributed.world()[1] > 1:
+            raise PtrmError("ARC evaluation runs in one process: drop --gpus")
+        # an official step_N file has no token table: an ARC dataset says it is TRM's ARC one
+        loaded = solver.load_model(checkpoint, device,
+                                   official_vocab=_arc_vocab() if arc else None)
+        D = D or loaded.config.halt_max_steps
+        if arc:
             _eval_arc(loaded, Path(data).expanduser(), split, K=K, D=D, sigma=sigmas[0],
                       seed=seed, limit=limit, memory=budget or solver.default_memory(device),
                       out=out, as_json=as_json, identifiers=identifiers)
-        return
-    evset = ev_mod.resolve_split(split, data, loaded, limit=limit)
-    budget = budget or solver.default_memory(device)
-    settings = ev_mod.EvalSettings(
-        K=K, D=D, sigmas=sigmas, seeds=[seed + i for i in range(seeds)], perturb=perturb,
-        det_D=dets,
-        chunk_rows=solver.plan_chunk_rows(loaded.config, K, D, budget, record_steps=True),
-        det_chunk_rows=solver.plan_chunk_rows(loaded.config, 1, D, budget))
-    out = out or Path(f"eval_{Path(evset.name).name}")
+            return
+        evset = ev_mod.resolve_split(split, data, loaded, limit=limit)
+        budget = budget or solver.default_memory(device)
+        settings = ev_mod.EvalSettings(
+            K=K, D=D, sigmas=sigmas, seeds=[seed + i for i in range(seeds)], perturb=perturb,
+            det_D=dets,
+            chunk_rows=solver.plan_chunk_rows(loaded.config, K, D, budget, record_steps=True),
+            det_chunk_rows=solver.plan_chunk_rows(loaded.config, 1, D, budget))
+        out = out or Path(f"eval_{Path(evset.name).name}")
 
-    if not main:  # other ranks of a torchrun launch: compute their share, print nothing
-        ev_mod.run_eval(loaded, evset, settings)
-        return
-    for t, why in evset.skipped.items():
-        err_console.print(f"[yellow]skipped[/] {t}: {why}", highlight=False)
-    for u in evset.unusable:
-        err_console.print(f"[yellow]skipped[/] {u['type']} puzzle on line {u['line']}: "
-                          f"{u['reason']}", highlight=False)
-    ranks = distributed.world()[1]
-    err_console.print(
-        f"[dim]{evset.name}: {len(evset)} puzzles · K={K} D={D} "
-        f"σ={','.join(f'{s:g}' for s in sigmas)} "
-        f"perturb={perturb} · seeds {settings.seeds} · TRM baselines D={settings.det_D} · "
-        f"device={device}{f' x{ranks} processes' if ranks > 1 else ''} · {loaded.path}[/]",
-        highlight=False)
+        if not main:  # other ranks of a torchrun launch: compute their share, print nothing
+            ev_mod.run_eval(loaded, evset, settings)
+            return
+        for t, why in evset.skipped.items():
+            err_console.print(f"[yellow]skipped[/] {t}: {why}", highlight=False)
+        for u in evset.unusable:
+            err_console.print(f"[yellow]skipped[/] {u['type']} puzzle on line {u['line']}: "
+                              f"{u['reason']}", highlight=False)
+        ranks = distributed.world()[1]
+        err_console.print(
+            f"[dim]{evset.name}: {len(evset)} puzzles · K={K} D={D} "
+            f"σ={','.join(f'{s:g}' for s in sigmas)} "
+            f"perturb={perturb} · seeds {settings.seeds} · TRM baselines D={settings.det_D} · "
+            f"device={device}{f' x{ranks} processes' if ranks > 1 else ''} · {loaded.path}[/]",
+            highlight=False)
 
-    from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, \
-        TimeElapsedColumn, TimeRemainingColumn
+        from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, \
+            TimeElapsedColumn, TimeRemainingColumn
 
-    with Progress(TextColumn("eval"), BarColumn(), TaskProgressColumn(), TimeElapsedColumn(),
-                  TimeRemainingColumn(), console=err_console, transient=True) as bar:
-        task = bar.add_task("eval", total=1.0)
-        report = ev_mod.run_eval(loaded, evset, settings,
-                                 progress=lambda f: bar.update(task, completed=f))
-    if sigma_from is not None:  # where sigma came from, for whoever reads the report later
-        report["settings"]["sigma_from"] = {"report": str(sigma_from), "split": on}
-    files = ev_mod.write_report(report, out, plots=plots)
+        with Progress(TextColumn("eval"), BarColumn(), TaskProgressColumn(), TimeElapsedColumn(),
+                      TimeRemainingColumn(), console=err_console, transient=True) as bar:
+            task = bar.add_task("eval", total=1.0)
+            report = ev_mod.run_eval(loaded, evset, settings,
+                                     progress=lambda f: bar.update(task, completed=f))
+        if sigma_from is not None:  # where sigma came from, for whoever reads the report later
+            report["settings"]["sigma_from"] = {"report": str(sigma_from), "split": on}
+        files = ev_mod.write_report(report, out, plots=plots)
 
-    if as_json:
-        typer.echo(solver.to_json(report))
-        return
-    for table in ev_mod.tables(report):
-        console.print(table)
-    console.print("wrote " + ", ".join(files.values()), highlight=False, soft_wrap=True)
+        if as_json:
+            typer.echo(solver.to_json(report))
+            return
+        for table in ev_mod.tables(report):
+            console.print(table)
+        console.print("wrote " + ", ".join(files.values()), highlight=False, soft_wrap=True)
 
 
 def _is_arc(data: Path) -> bool:

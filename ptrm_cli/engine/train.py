@@ -30,6 +30,7 @@ import sys
 import torch.distributed as dist
 
 from ..errors import PtrmError
+from . import distributed
 from .data import Dataset
 from .train_config import load_config
 from .train_data import BatchStream
@@ -55,10 +56,13 @@ def train(config: str | os.PathLike | None, sets: list[str] | tuple = (), *, res
     try:
         trainer = Trainer(cfg, resume=resume, dataset=dataset, on_step=on_step,
                           dist_info=dist_info)
-        return trainer.run()
-    finally:
+        result = trainer.run()
+    except BaseException:  # no barrier here: the other ranks may never reach it
         if dist_info.on and dist.is_initialized():
             dist.destroy_process_group()
+        raise
+    distributed.teardown()  # every rank leaves together (a no-op for one process)
+    return result
 
 
 def main(argv: list[str] | None = None) -> int:
