@@ -54,7 +54,7 @@ from .build_options import (AUGMENTATIONS, DEFAULT_SIZES, DEFAULT_VAL_OVERRIDES,
                             BuildError, BuildOptions, BuildResult, Ledger, SourceFile)
 from .build_pool import Progress, default_workers, pmap
 from .build_read import collect_sources, default_types, read_records, select_family
-from .build_split import read_val_keys, split_puzzles
+from .build_split import read_dataset_keys, read_val_keys, split_puzzles
 from .engine.data import Split, write_dataset
 from .errors import PtrmError
 
@@ -62,7 +62,7 @@ __all__ = ["AUGMENTATIONS", "DEFAULT_SIZES", "DEFAULT_VAL_OVERRIDES", "DEFAULT_V
            "MAX_MESSAGES", "PPBENCH_TYPES", "REASONS", "SPLITS", "BuildError", "BuildOptions",
            "BuildResult", "Entry", "Ledger", "PtrmError", "SourceFile", "build",
            "canonical_key", "collect_sources", "default_types", "default_workers",
-           "puzzle_text", "read_val_keys", "select_family"]
+           "puzzle_text", "read_dataset_keys", "read_val_keys", "select_family"]
 
 
 def build(sources: Iterable[str | Path], out: str | Path | None,

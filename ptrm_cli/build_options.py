@@ -45,6 +45,7 @@ REASONS = {
     "decode error": "the codec failed on the record (a codec bug or an unexpected record)",
     "duplicate": "the same puzzle up to symmetry (canonical key) as an earlier one",
     "in golden": "the same puzzle up to symmetry as a golden puzzle: kept out of train and val",
+    "excluded": "the same puzzle up to symmetry as one of a dataset given to --exclude",
     "augment error": "the codec failed while augmenting the puzzle",
     "below min difficulty": "a rated record (Sudoku-Extreme CSV) with rating < --min-difficulty",
     "no rating": "--min-difficulty is set and the record states no rating",
@@ -91,6 +92,9 @@ class BuildOptions:
     #: canonical keys of an earlier build's validation puzzles (`--val-from`): exactly these
     #: form validation, so a run warm-started on that build never trains on them
     val_keys: frozenset[str] | None = None
+    #: canonical keys of other builds' puzzles, every split (`--exclude`): dropped here, so a
+    #: new held-out set shares no puzzle (nor a transformed copy) with those builds
+    exclude_keys: frozenset[str] = frozenset()
 
     def val_count(self, type_name: str) -> int:
         return self.val_overrides.get(type_name, self.val_per_type)
@@ -105,6 +109,7 @@ class BuildOptions:
                 "val_overrides": dict(sorted(self.val_overrides.items())),
                 "val_pool": self.val_pool, "augment": self.augment, "types": list(self.types),
                 "val_from": None if self.val_keys is None else len(self.val_keys),
+                "exclude": len(self.exclude_keys),
                 "sizes": {k: "any" if v is None else f"{v[0]}x{v[1]}"
                           for k, v in sorted(self.sizes.items())},
                 "limit": self.limit, "subsample": self.subsample, "family": self.family,

@@ -2,7 +2,8 @@
 
     golden      every puzzle of a golden file, its own repeats dropped
     pool        every other puzzle; one whose key is a golden puzzle's is dropped ("in golden"),
-                so is one whose key came earlier in reading order ("duplicate")
+                so is one in a build given to --exclude ("excluded") and one whose key came
+                earlier in reading order ("duplicate")
     validation  per type, a seeded sample of N (--val-per-type, --val-tapa), drawn with the
                 paper among all records of the type before the size filter (--val-pool
                 all-sizes) or among kept puzzles only (kept); or, with --val-from, exactly
@@ -46,6 +47,8 @@ def split_puzzles(decoded: list[Entry], offsize, golden_idents, files, types, op
             continue
         if e.canon in golden_keys:
             ledger.drop(e.fi, e.type, "in golden")
+        elif e.canon in opts.exclude_keys:
+            ledger.drop(e.fi, e.type, "excluded")
         elif e.canon in seen:
             ledger.drop(e.fi, e.type, "duplicate")
         else:
@@ -87,15 +90,39 @@ def split_puzzles(decoded: list[Entry], offsize, golden_idents, files, types, op
 
 def read_val_keys(dataset: str | Path) -> frozenset[str]:
     """The canonical keys of a built dataset's validation puzzles (`val/puzzles.jsonl`)."""
-    path = Path(dataset) / "val" / "puzzles.jsonl"
-    if not path.is_file():
-        raise PtrmError(f"--val-from {dataset}: no {path.relative_to(dataset)} there",
-                        hint="pass a folder written by `ptrm build-data`")
+    return _read_keys(Path(dataset), ["val"], flag="--val-from")
+
+
+def read_dataset_keys(dataset: str | Path, augmentation: str) -> frozenset[str]:
+    """The canonical keys of every puzzle of a built dataset, all splits (`--exclude`). Keys
+    compare only under one identity, so that build's --augmentation must be this one's."""
+    dataset = Path(dataset)
+    try:
+        meta = json.loads((dataset / "meta.json").read_text())
+        splits = list(meta["splits"])
+        theirs = meta["builder"]["options"].get("augmentation", "dihedral")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        raise PtrmError(f"--exclude {dataset}: no readable meta.json there",
+                        hint="pass a folder written by `ptrm build-data`") from None
+    if theirs != augmentation:
+        raise PtrmError(f"--exclude {dataset} was built with --augmentation {theirs}, this build "
+                        f"uses {augmentation}: their puzzle identities do not compare",
+                        hint=f"build with --augmentation {theirs}")
+    return _read_keys(dataset, splits, flag="--exclude")
+
+
+def _read_keys(dataset: Path, splits: list[str], *, flag: str) -> frozenset[str]:
     keys = set()
-    with path.open(encoding="utf-8") as f:
-        for i, line in enumerate(f, 1):
-            try:
-                keys.add(json.loads(line)["key"])
-            except (ValueError, KeyError, TypeError):
-                raise PtrmError(f"{path}:{i}: expected a JSON object with a 'key'") from None
+    for split in splits:
+        path = dataset / split / "puzzles.jsonl"
+        if not path.is_file():
+            raise PtrmError(f"{flag} {dataset}: no {path.relative_to(dataset)} there",
+                            hint="pass a folder written by `ptrm build-data`")
+        with path.open(encoding="utf-8") as f:
+            for i, line in enumerate(f, 1):
+                try:
+                    keys.add(json.loads(line)["key"])
+                except (ValueError, KeyError, TypeError):
+                    raise PtrmError(f"{path}:{i}: expected a JSON object with a 'key'") \
+                        from None
     return frozenset(keys)

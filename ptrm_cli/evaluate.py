@@ -22,7 +22,7 @@ import json
 import os
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import metadata
 from pathlib import Path
 from typing import Callable
@@ -62,9 +62,25 @@ class EvalSet:
     skipped: dict[str, str] = field(default_factory=dict)  # type -> why it is not evaluated
     #: puzzles of an evaluated type that cannot be encoded for this model, with the reason
     unusable: list[dict] = field(default_factory=list)
+    #: {"n", "of", "seed"} when this is a seeded sample of a larger split (`--sample`)
+    sampled: dict | None = None
 
     def __len__(self) -> int:
         return len(self.types)
+
+    def sample(self, n: int, seed: int = 0) -> EvalSet:
+        """A seeded random n of the puzzles, kept in split order. The seed is its own (not
+        the rollouts'), so every setting and seed of a report sees the same puzzles."""
+        if n >= len(self):
+            return self
+        idx = np.sort(np.random.default_rng(seed).choice(len(self), n, replace=False))
+        rows = torch.as_tensor(idx)
+        pick = lambda xs: [xs[i] for i in idx]  # noqa: E731
+        return replace(self, inputs=self.inputs[rows], labels=self.labels[rows],
+                       types=pick(self.types), keys=pick(self.keys),
+                       verifiers=pick(self.verifiers),
+                       puzzle_ids=None if self.puzzle_ids is None else self.puzzle_ids[rows],
+                       sampled={"n": n, "of": len(self), "seed": seed})
 
     def type_order(self) -> list[str]:
         known = [t for t in GOLDEN_TYPES if t in self.types]
@@ -430,7 +446,7 @@ def run_eval(loaded: LoadedModel, ev: EvalSet, s: EvalSettings, *,
                   "config": cfg.to_dict()},
         "split": {"name": ev.name, "source": ev.source, "n": P, "types": counts,
                   "skipped": ev.skipped, "unusable": ev.unusable, "keys": ev.keys,
-                  "row_types": ev.types},
+                  "row_types": ev.types, "sample": ev.sampled},
         "settings": {"K": s.K, "D": s.D, "sigmas": s.sigmas, "seeds": s.seeds,
                      "perturb": s.perturb, "det_D": s.det_D, "chunk_rows": s.chunk_rows,
                      "width_draws": s.draws},

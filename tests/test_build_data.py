@@ -227,6 +227,27 @@ def test_val_from_keeps_an_earlier_validation_split(tmp_path, pool_build):
         B.read_val_keys(tmp_path)
 
 
+def test_exclude_drops_every_puzzle_of_an_earlier_build(tmp_path, pool_build):
+    """--exclude: no puzzle of the earlier build (any split, any symmetric copy) is read
+    again, the drops are counted as "excluded", and the rest splits as usual."""
+    _, first = pool_build
+    pool = first.parent / "pool.jsonl"
+    B.build([pool], tmp_path / "small", opts(limit=150, val_per_type=1, val_overrides={}))
+    keys = B.read_dataset_keys(tmp_path / "small", "dihedral")
+    small, full = _keys(tmp_path / "small"), _keys(first)
+    assert keys == small["val"] | small["train"] and small["val"] and small["train"]
+    again = B.build([pool], tmp_path / "again",
+                    opts(seed=7, val_per_type=3, val_overrides={}, exclude_keys=keys))
+    got = _keys(tmp_path / "again")
+    assert not (got["train"] | got["val"]) & keys
+    assert got["train"] | got["val"] == (full["train"] | full["val"]) - keys
+    assert sum(again.dropped["excluded"].values()) == len(keys)
+    with pytest.raises(B.PtrmError, match="--augmentation dihedral"):
+        B.read_dataset_keys(first, "sudoku-trm")
+    with pytest.raises(B.PtrmError, match="no readable meta.json"):
+        B.read_dataset_keys(tmp_path, "dihedral")
+
+
 # -- augmentation -------------------------------------------------------------------------------
 
 def check_consistent(out: Path, split: str) -> int:

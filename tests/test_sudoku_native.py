@@ -356,7 +356,7 @@ def tiny_mlp(seed: int = 0):
     return model.eval()
 
 
-def run_eval(ckpt, data, out):
+def run_eval(ckpt, data, out, *extra):
     from ptrm_cli.app import app
 
     n = torch.get_num_threads()
@@ -364,7 +364,8 @@ def run_eval(ckpt, data, out):
     try:
         r = CliRunner().invoke(app, ["eval", "--split", "val", "--data", str(data), "-c",
                                      str(ckpt), "--K", "3", "--D", "2", "--sigma", "0.2",
-                                     "--seeds", "1", "--no-plots", "--out", str(out), "--json"])
+                                     "--seeds", "1", "--no-plots", "--out", str(out), "--json",
+                                     *extra])
     finally:
         torch.set_num_threads(n)
     assert "Traceback" not in r.output, r.output
@@ -389,6 +390,25 @@ def test_tiny_trm_mlp_checkpoint_through_ptrm_eval(trm_build, native, tmp_path):
     for i, rec in enumerate(ds.split("val").puzzles):
         assert ev.labels[i].tolist() == (np.asarray(rec["answer"]).reshape(-1) + 1).tolist()
         assert ev.verifiers[i](ev.labels[i].numpy()).valid
+
+
+def test_eval_sample_is_a_seeded_subset_the_report_records(trm_build, native, tmp_path):
+    from ptrm_cli import evaluate, solver
+    from ptrm_cli.engine.checkpoint import save_checkpoint
+
+    ckpt = save_checkpoint(tmp_path / "mlp", tiny_mlp(), native.vocab, {"note": "test"})
+    full = evaluate.resolve_split("val", str(trm_build[1]), solver.load_model(ckpt, "cpu"))
+    a = run_eval(ckpt, trm_build[1], tmp_path / "a", "--sample", "2")
+    b = run_eval(ckpt, trm_build[1], tmp_path / "b", "--sample", "2", "--seed", "5")
+    assert a["split"]["n"] == 2 and a["split"]["sample"] == {"n": 2, "of": 3, "seed": 0}
+    assert a["split"]["keys"] == b["split"]["keys"]  # rollout seeds do not move the sample
+    assert set(a["split"]["keys"]) < set(full.keys)
+    kept = [full.keys.index(k) for k in a["split"]["keys"]]
+    assert kept == sorted(kept)  # split order is kept
+    sub = full.sample(2)
+    assert torch.equal(sub.inputs, full.inputs[torch.as_tensor(kept)])
+    assert [v.puzzle for v in sub.verifiers] == [full.verifiers[i].puzzle for i in kept]
+    assert full.sample(3) is full and full.sampled is None
 
 
 def test_official_format_checkpoint_runs_unchanged(trm_build, sudoku, native, tmp_path):

@@ -60,6 +60,10 @@ def build_data(
         "An earlier dataset folder: its validation puzzles (by identity) are this build's "
         "validation, none sampled - so a model warm-started on that build is still judged on "
         "puzzles it never trained on. The sources must include them.")),
+    exclude: list[Path] = typer.Option([], "--exclude", show_default=False, help=(
+        "An earlier dataset folder (repeatable): drop every puzzle it holds, in any split, so "
+        "a new held-out set (say, one to choose sigma on) shares nothing with it. Built with "
+        "the same --augmentation.")),
     family: str = typer.Option(None, "--family", show_default=False,
                                help="Token family (default: the first type's codec's)."),
     test_set: str = typer.Option(None, "--test-set", show_default="evaluation*", help=(
@@ -104,6 +108,7 @@ def build_data(
         sizes=parse_sizes(sizes), golden=tuple(golden), limit=limit, subsample=subsample,
         family=family, workers=workers or B.default_workers(),
         val_keys=None if val_from is None else B.read_val_keys(val_from),
+        exclude_keys=frozenset().union(*(B.read_dataset_keys(d, augmentation) for d in exclude)),
         progress=not as_json and err_console.is_terminal)
     try:
         result = B.build(sources, None if dry_run else out, opts)

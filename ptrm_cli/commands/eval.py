@@ -58,6 +58,9 @@ def evaluate(
     memory: str = typer.Option(None, "--memory", show_default="2GB on CPU, 60% of free GPU memory",
                                help="Memory budget of one forward chunk, e.g. 8GB."),
     limit: int = typer.Option(None, "--limit", min=1, help="Only the first N puzzles."),
+    sample_n: int = typer.Option(None, "--sample", min=1, show_default=False, help=(
+        "A seeded random N of the split's puzzles (seed 0 of its own: the same N for every "
+        "--seed and setting), for costly settings on large splits; the report says so.")),
     out: Path = typer.Option(None, "--out", "-o", show_default="eval_<split>",
                              help="Folder for report.json and the plots."),
     plots: bool = typer.Option(True, "--plots/--no-plots", help="Write the PNG plots."),
@@ -101,6 +104,8 @@ def evaluate(
         if identifiers is not None and not arc:
             raise PtrmError("--identifiers applies to ARC datasets (--data DIR built with "
                             "--family arc)")
+        if arc and sample_n is not None:
+            raise PtrmError("--sample applies to puzzle splits, not ARC tasks: use --limit")
         if arc and distributed.world()[1] > 1:
             raise PtrmError("ARC evaluation runs in one process: drop --gpus")
         # an official step_N file has no token table: an ARC dataset says it is TRM's ARC one
@@ -113,6 +118,8 @@ def evaluate(
                       out=out, as_json=as_json, identifiers=identifiers)
             return
         evset = ev_mod.resolve_split(split, data, loaded, limit=limit)
+        if sample_n is not None:
+            evset = evset.sample(sample_n)
         budget = budget or solver.default_memory(device)
         settings = ev_mod.EvalSettings(
             K=K, D=D, sigmas=sigmas, seeds=[seed + i for i in range(seeds)], perturb=perturb,
@@ -130,8 +137,9 @@ def evaluate(
             err_console.print(f"[yellow]skipped[/] {u['type']} puzzle on line {u['line']}: "
                               f"{u['reason']}", highlight=False)
         ranks = distributed.world()[1]
+        of = f" (a seeded sample of {evset.sampled['of']})" if evset.sampled else ""
         err_console.print(
-            f"[dim]{evset.name}: {len(evset)} puzzles · K={K} D={D} "
+            f"[dim]{evset.name}: {len(evset)} puzzles{of} · K={K} D={D} "
             f"σ={','.join(f'{s:g}' for s in sigmas)} "
             f"perturb={perturb} · seeds {settings.seeds} · TRM baselines D={settings.det_D} · "
             f"device={device}{f' x{ranks} processes' if ranks > 1 else ''} · {loaded.path}[/]",
