@@ -162,6 +162,50 @@ def load_ppbench_jsonl(path: Path, loaded: LoadedModel, *, name: str = "golden",
                    skipped=skipped, unusable=unusable)
 
 
+def load_source_file(path: Path, loaded: LoadedModel, *, limit: int | None = None) -> EvalSet:
+    """Any other source file `ptrm build-data` reads (sources.READERS: Sudoku-Extreme CSV,
+    sudoku lists, janko JSON), every puzzle of it, in the model's token family. Rows that
+    cannot be read or used are listed as unusable with their line, as build-data counts them."""
+    from . import sources
+
+    reader = sources.reader_for(path)
+    if reader is None:  # (resolve_split sends only recognised files here)
+        raise PtrmError(f"{path}: not a file any source reader recognises",
+                        hint="`ptrm build-data --help` lists the source formats")
+    codecs = _installed()
+    inputs, labels, types, keys, verifiers, skipped, unusable = [], [], [], [], [], {}, []
+    bad = lambda loc, why, t=None: unusable.append(  # noqa: E731
+        {"line": loc, "type": t, "key": None, "reason": why})
+    for item in reader.read(path, bad):
+        if limit is not None and len(types) >= limit:
+            break
+        t = sources.resolve_type(item.type)
+        if t not in codecs:
+            skipped[t] = "codec not installed"
+            continue
+        codec = codecs[t]
+        family = family_for(codec, loaded)  # a model of another family: stop, say why
+        try:
+            puzzle, solution = reader.decode(item, codec)
+            x = codec.encode(puzzle, family=family)
+            y = codec.encode_label(puzzle, solution, family=family)
+        except (PtrmError, sources.Drop) as e:
+            bad(item.loc, str(e), t)
+            continue
+        inputs.append(x)
+        labels.append(y)
+        types.append(t)
+        keys.append(item.ident or codec.key(puzzle))
+        verifiers.append(Verifier(codec, puzzle, family))
+    if not types:
+        why = f" (skipped: {', '.join(skipped)})" if skipped else ""
+        first = f"; line {unusable[0]['line']}: {unusable[0]['reason']}" if unusable else ""
+        raise PtrmError(f"{path}: no puzzle to evaluate{why}{first}")
+    return EvalSet(path.stem, str(path), torch.as_tensor(np.stack(inputs), dtype=torch.long),
+                   torch.as_tensor(np.stack(labels), dtype=torch.long), types, keys, verifiers,
+                   skipped=skipped, unusable=unusable)
+
+
 def load_dataset_split(path: Path, split: str | None, loaded: LoadedModel, *,
                        limit: int | None = None) -> EvalSet:
     """A split of a `ptrm build-data` dataset; rows of types without an installed codec are
@@ -225,11 +269,17 @@ def load_dataset_split(path: Path, split: str | None, loaded: LoadedModel, *,
 
 def resolve_split(split: str, data: str | None, loaded: LoadedModel, *,
                   limit: int | None = None) -> EvalSet:
-    """--split golden | FILE.jsonl | DATASET_DIR | NAME (with --data DIR)."""
+    """--split golden | FILE.jsonl (PPBench) | another source file (Sudoku-Extreme CSV, ...) |
+    DATASET_DIR | NAME (with --data DIR)."""
     if split == "golden" and data is None:
         return load_ppbench_jsonl(golden_path(), loaded, name="golden", limit=limit)
     p = Path(split).expanduser()
     if data is None and p.is_file():
+        from . import sources
+
+        reader = sources.reader_for(p)
+        if reader is not None and reader.kind != sources.JsonlRecords.kind:
+            return load_source_file(p, loaded, limit=limit)
         return load_ppbench_jsonl(p, loaded, name=p.stem, limit=limit)
     if data is None and p.is_dir():
         return load_dataset_split(p, None, loaded, limit=limit)

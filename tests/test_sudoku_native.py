@@ -411,6 +411,43 @@ def test_eval_sample_is_a_seeded_subset_the_report_records(trm_build, native, tm
     assert full.sample(3) is full and full.sampled is None
 
 
+def test_eval_reads_a_sudoku_extreme_csv_directly(native, tmp_path):
+    """`ptrm eval --split test.csv`: every good row evaluated in TRM's layout, a malformed row
+    and a wrong answer listed as unusable with their lines, not a traceback."""
+    from ptrm_cli import evaluate, solver, sudoku_solver
+    from ptrm_cli.app import app
+    from ptrm_cli.engine.checkpoint import save_checkpoint
+
+    qs = [line.split()[0] if " " in line else line for line in made_puzzles(3)]
+    qs = [q.replace("0", ".") for q in qs]
+    sols = ["".join(map(str, sudoku_solver.solve([0 if c == "." else int(c) for c in q])[0]
+                        .reshape(-1))) for q in qs]
+    wrong = sols[0][:-1] + ("1" if sols[0][-1] != "1" else "2")
+    rows = [f"made,{q},{a},{i}" for i, (q, a) in enumerate(zip(qs, sols))]
+    rows.insert(1, "made,not-a-question,123,0")                # line 3: malformed
+    rows.append(f"made,{qs[0]},{wrong},0")                   # line 6: answer breaks the rules
+    f = tmp_path / "test.csv"
+    f.write_text("source,question,answer,rating\n" + "\n".join(rows) + "\n")
+    ckpt = save_checkpoint(tmp_path / "mlp", tiny_mlp(), native.vocab, {"note": "test"})
+    ev = evaluate.resolve_split(str(f), None, solver.load_model(ckpt, "cpu"))
+    assert len(ev) == 3 and ev.inputs.shape == (3, 81) and ev.name == "test"
+    assert [u["line"] for u in ev.unusable] == [3, 6]
+    for i, a in enumerate(sols):  # TRM's ids: digit d -> d + 1
+        assert ev.labels[i].tolist() == [int(c) + 1 for c in a]
+        assert ev.verifiers[i](ev.labels[i].numpy()).valid
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        r = CliRunner().invoke(app, ["eval", "--split", str(f), "-c", str(ckpt), "--K", "2",
+                                     "--D", "2", "--seeds", "1", "--no-plots", "--out",
+                                     str(tmp_path / "ev"), "--json"])
+    finally:
+        torch.set_num_threads(n)
+    assert r.exit_code == 0, r.output
+    rep = json.loads(r.stdout)
+    assert rep["split"]["n"] == 3 and len(rep["split"]["unusable"]) == 2
+
+
 def test_official_format_checkpoint_runs_unchanged(trm_build, sudoku, native, tmp_path):
     """A TRM-MLP saved the way the official pretrain.py does (torch.compile'd state_dict), read
     with the native table: same weights, same outputs, and `ptrm eval` runs it."""
