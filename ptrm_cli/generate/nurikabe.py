@@ -31,6 +31,18 @@ Making one:
 Every island needs its number, so there is no clue removal: difficulty comes from the island
 sizes (`max_island`, `white`) and from --min-difficulty.
 
+Knobs that move the puzzles toward designed ones (all off by default; with them off no random
+number is drawn for them, so puzzles made without them are unchanged):
+  * `stuck`: a seed with no room to grow stays an island of 1 with this chance (default 1);
+    0 gives it back, which removes most of the surplus 1s (and 1.5-2 clues a puzzle);
+  * `big`: with this chance a puzzle's first island aims at 10..max_island cells (a second
+    one follows with chance `BIG_AGAIN`); a draw that ends below 10 is dropped;
+  * `theme`: with this chance a puzzle is themed, every clue the same size, 3 to
+    `theme_max`: solution and clue cells designed together by the solver (`theme_puzzle`);
+  * `budget`: a draw whose uniqueness check (or the re-check `make` does next) would spend
+    more solver conflicts is dropped (a few with islands of 15-20 take minutes).
+The theme / big choice is made once per puzzle (`make`), not per draw.
+
 Answer convention: [rows, cols] int, 1 = shaded, 0 = unshaded. Clues: {cell: island size}.
 """
 
@@ -40,6 +52,7 @@ from collections import deque
 
 import numpy as np
 
+from ..errors import PtrmError
 from .base import GenerationFailed, Generator, Instance, Knobs, write_pzprv3
 from .sat import (Formula, Search, boundary, components, connectivity_cuts, difficulty,
                   neighbours, solutions)
@@ -47,22 +60,58 @@ from .sat import (Formula, Search, boundary, components, connectivity_cuts, diff
 
 #: island sizes 1..12 in janko's 10x10 nurikabe (relative counts), what islands grow towards
 ISLAND_SIZES = [348.0, 675, 687, 498, 282, 146, 102, 53, 44, 16, 7, 3]
+#: chance that a big island (knob `big`) is followed by another (golden: 1 puzzle of 3 with one)
+BIG_AGAIN = 0.25
+#: islands of a themed 10x10 puzzle by size (janko's themed puzzles: 42-50% white); other
+#: board sizes scale it. 16 islands of 3 or 9 of 5 were rarely found by the design search,
+#: 8 of 6 not at all (4 draws, 40-60 s each), so themes stop at 5
+THEME_ISLANDS = {3: 15, 4: 12, 5: 10}
+#: second solutions (counterexamples) a themed draw may refute before it is dropped
+THEME_ROUNDS = 600
+#: conflicts allowed for one call of the design solver (a few calls would take minutes)
+THEME_CONFLICTS = 200000
 
 
 class NurikabeGenerator(Generator):
     name = "nurikabe"
     params = {"white": (0.45, "fraction of unshaded cells to aim for"),
               "max_island": (9.0, "largest island"),
-              "repairs": (12.0, "changes allowed to make the puzzle unique")}
+              "repairs": (12.0, "changes allowed to make the puzzle unique"),
+              "stuck": (1.0, "chance that a seed with no room to grow stays an island of 1"),
+              "big": (0.0, "chance that a puzzle has an island of 10..max_island cells"),
+              "theme": (0.0, "chance that a puzzle is themed: every clue the same, 3..theme_max"),
+              "theme_max": (4.0, "largest themed island, 3..5 (5: ~50 s a puzzle)"),
+              "budget": (0.0, "solver conflicts one uniqueness check may spend, else the draw "
+                              "is dropped (0 = no limit)")}
+
+    def check_params(self, knobs: Knobs) -> None:
+        super().check_params(knobs)
+        for key in ("stuck", "big", "theme"):
+            if not 0 <= knobs.param(key, 0) <= 1:
+                raise PtrmError(f"nurikabe: {key}={knobs.param(key, 0):g} is not a chance (0..1)")
+        if knobs.param("big", 0) and knobs.param("max_island", 9) < 10:
+            raise PtrmError("nurikabe: big islands need max_island >= 10",
+                            hint="e.g. -p big=0.25 -p max_island=20")
+        if knobs.param("budget", 0) < 0:
+            raise PtrmError("nurikabe: budget must be >= 0 (0 = no limit)")
+        if knobs.param("theme_max", 4) not in THEME_ISLANDS:
+            raise PtrmError(f"nurikabe: theme_max={knobs.param('theme_max', 4):g}: "
+                            f"expected 3..5")
 
     # -- a random solution ------------------------------------------------------------------
-    def random_solution(self, rng, rows, cols, knobs: Knobs) -> np.ndarray:
+    def random_solution(self, rng, rows, cols, knobs: Knobs, big: bool = False) -> np.ndarray:
         """An island-id grid (-1 = shaded) of a valid solution without clues. Islands are
         seeded and grown one at a time to a size drawn from janko's island sizes, until
         `white` of the board is unshaded; then every 2x2 shaded block left is broken by
-        growing a neighbouring island (up to `max_island`) or by a new island of 1."""
+        growing a neighbouring island (up to `max_island`) or by a new island of 1.
+        `big`: the first island aims at 10..max_island cells, and the next one too with
+        chance `BIG_AGAIN` (while 10 cells of the white budget are left). A seed that cannot
+        grow at all (every neighbour touches another island or would cut the shaded cells)
+        stays an island of 1 with chance `stuck`, else it is shaded again: those seeds are
+        where the surplus of 1s over janko's came from."""
         white_target = knobs.param("white", 0.45) * rows * cols
         max_island = int(knobs.param("max_island", 9))
+        stuck = knobs.param("stuck", 1)
         sizes_p = np.array(ISLAND_SIZES[:max_island])
         sizes_p /= sizes_p.sum()
         island = -np.ones((rows, cols), dtype=np.int32)  # island id, -1 = shaded
@@ -92,7 +141,11 @@ class NurikabeGenerator(Generator):
                 misses += 1
                 continue
             take(seed, k)
-            goal = 1 + int(rng.choice(len(sizes_p), p=sizes_p))
+            if big and white_target - (island >= 0).sum() >= 9:
+                goal = int(rng.integers(10, max_island + 1))
+                big = rng.random() < BIG_AGAIN
+            else:
+                goal = 1 + int(rng.choice(len(sizes_p), p=sizes_p))
             while sizes[k] < goal:
                 front = sorted({n for x in zip(*np.nonzero(island == k))
                                 for n in neighbours(rows, cols, int(x[0]), int(x[1]))
@@ -102,6 +155,10 @@ class NurikabeGenerator(Generator):
                 if grown is None:
                     break
                 take(grown, k)
+            if sizes[k] == 1 < goal and stuck < 1 and (not stuck or rng.random() >= stuck):
+                island[seed] = -1  # no room to grow: shaded again
+                sizes.pop()
+                misses += 1
         while True:
             blocks = [(r, c) for r in range(rows - 1) for c in range(cols - 1)
                       if (island[r:r + 2, c:c + 2] < 0).all()]
@@ -133,6 +190,88 @@ class NurikabeGenerator(Generator):
                     break
                 else:
                     raise GenerationFailed
+
+    def theme_puzzle(self, rng, rows, cols, size: int, budget: int = 0) -> Instance:
+        """A unique puzzle whose clues all equal `size`, its solution and clue cells designed
+        together by the solver. (The clue cells of a random themed solution can rarely be
+        chosen to make it unique: an exact search over them found no way for any of 15
+        solutions with islands of 4-6 on 10x10.)
+        Outer problem, over shading s and clue cells q: `THEME_ISLANDS` clues; a clue cell
+        unshaded, no two clues adjacent, a cell between two clues shaded, every unshaded cell
+        within reach of a clue, no 2x2 shaded block, no walled-in shaded cell; by cuts:
+        shaded cells connected, every unshaded area has exactly `size` cells and one clue.
+        Inner problem: a second solution B of the outer model's clues (`_search`, the check
+        every puzzle gets). B solves every clue set of this count whose clues it leaves
+        unshaded (it has that many islands, each would get one), so the outer problem learns
+        "some clue on a cell B shades" and is solved again, until no B exists (unique) or
+        `THEME_ROUNDS` counterexamples are used up (the draw is dropped)."""
+        f = Formula()
+        sv = {(r, c): f.var() for r in range(rows) for c in range(cols)}
+        qv = {(r, c): f.var() for r in range(rows) for c in range(cols)}
+        for r in range(rows - 1):
+            for c in range(cols - 1):
+                f.add([-sv[(r, c)], -sv[(r + 1, c)], -sv[(r, c + 1)], -sv[(r + 1, c + 1)]])
+        for x in sv:
+            near = list(neighbours(rows, cols, *x))
+            f.add([-sv[x]] + [sv[n] for n in near])
+            f.add([-qv[x], -sv[x]])
+            for i, n in enumerate(near):
+                if n > x:
+                    f.add([-qv[x], -qv[n]])
+                for m in near[i + 1:]:
+                    f.add([sv[x], -qv[n], -qv[m]])
+            f.add([sv[x]] + [qv[c] for c in qv if abs(c[0] - x[0]) + abs(c[1] - x[1]) < size])
+        f.exactly(list(qv.values()), max(1, round(THEME_ISLANDS[size] * rows * cols / 100)))
+
+        def check(model: set[int]) -> list[list[int]]:
+            cuts = connectivity_cuts(rows, cols, lambda r, c: sv[(r, c)], model, every=12)
+            for comp in components(rows, cols, lambda r, c: sv[(r, c)] not in model):
+                wall = boundary(rows, cols, comp)
+                inside = [x for x in comp if qv[x] in model]
+                if len(comp) > size:
+                    start = inside[0] if inside else comp[int(rng.integers(len(comp)))]
+                    cuts.append([sv[x] for x in _bfs(comp, start)[:size + 1]])
+                elif len(comp) < size:
+                    cuts.append([sv[x] for x in comp] + [-sv[y] for y in wall])
+                if not inside:
+                    cuts.append([qv[x] for x in comp] + [sv[x] for x in comp]
+                                + [-sv[y] for y in wall])
+                elif len(inside) >= 2:
+                    a, b = inside[:2]
+                    cuts.append([sv[x] for x in _path(comp, a, b) if x not in (a, b)]
+                                + [-qv[a], -qv[b]])
+            return cuts
+
+        outer = Search(f, check)
+        with outer:
+            outer.set_phases([v if rng.random() < 0.55 else -v for v in sv.values()]
+                             + [-v for v in qv.values()])
+            rounds = 0
+            while rounds < THEME_ROUNDS:
+                outer.solver.conf_budget(THEME_CONFLICTS)
+                if not outer.solver.solve_limited():  # None: over budget; False: no design
+                    raise GenerationFailed
+                model = set(outer.solver.get_model())
+                cuts = check(model)
+                for cut in cuts:
+                    outer.add(cut)
+                if cuts:
+                    continue
+                clues = {x: size for x in qv if qv[x] in model}
+                grid = np.array([[int(sv[(r, c)] in model) for c in range(cols)]
+                                 for r in range(rows)], dtype=np.int16)
+                search, s = self._search(rows, cols, clues)
+                with search:
+                    ours = [s[x] if grid[x] else -s[x] for x in s]
+                    search.set_phases(ours)
+                    other = _limited(search, [search.forbid(ours)], budget)
+                if other is None:
+                    inst = Instance(rows, cols, clues, answer=grid)
+                    self._fresh_check(inst, budget)
+                    return inst
+                outer.add([qv[x] for x in qv if s[x] in other])
+                rounds += 1
+        raise GenerationFailed
 
     @staticmethod
     def _touching(island, x) -> set[int]:
@@ -213,14 +352,32 @@ class NurikabeGenerator(Generator):
         return Search(f, check), s
 
     # -- making ----------------------------------------------------------------------------
+    _planned: tuple[int, bool] | None = None  # this puzzle's plan, while `make` runs
+
+    def make(self, rng, rows, cols, knobs: Knobs) -> Instance:
+        """The shared loop, with the theme / big plan drawn once per puzzle: big and themed
+        draws are dropped more often than others, so a chance per draw would give far fewer
+        such puzzles than asked (big=0.2 per draw: about 6%)."""
+        self._planned = self._plan(rng, knobs)
+        try:
+            return super().make(rng, rows, cols, knobs)
+        finally:
+            self._planned = None
+
     def attempt(self, rng, rows, cols, knobs: Knobs) -> Instance:
-        island = self.random_solution(rng, rows, cols, knobs)
+        theme, big = self._planned if self._planned else self._plan(rng, knobs)
+        budget = int(knobs.param("budget", 0))
+        if theme:
+            return self.theme_puzzle(rng, rows, cols, theme, budget)
+        island = self.random_solution(rng, rows, cols, knobs, big)
         if (island < 0).all() or (island >= 0).all():
             raise GenerationFailed
         max_island = int(knobs.param("max_island", 9))
         ids = np.unique(island[island >= 0])
         island = np.where(island >= 0, np.searchsorted(ids, island), -1)  # ids 0..k-1
         sizes = np.bincount(island[island >= 0]).tolist()
+        if big and max(sizes) < 10:
+            raise GenerationFailed
         cells = {k: [] for k in range(len(sizes))}
         for r in range(rows):
             for c in range(cols):
@@ -235,12 +392,39 @@ class NurikabeGenerator(Generator):
                 ours = [s[rc] if grid[rc] else -s[rc] for rc in s]
                 search.set_phases(ours)  # look next to our solution: alternatives are local
                 differ = search.forbid(ours)
-                other = search.solve([differ])
+                other = _limited(search, [differ], budget)
             if other is None:
-                return Instance(rows, cols, clues, answer=grid)
+                inst = Instance(rows, cols, clues, answer=grid)
+                self._fresh_check(inst, budget)
+                return inst
             self._repair(rng, island, sizes, where, {rc for rc in s if s[rc] in other},
                          max_island)
         raise GenerationFailed
+
+    def _fresh_check(self, inst: Instance, budget: int) -> None:
+        """With a budget: what `make` re-checks next (a fresh solver, up to two solutions,
+        the same calls in the same order), under the budget, so that a puzzle whose re-check
+        would run for minutes is dropped here (islands of 15-20 make a few such puzzles)."""
+        if not budget:
+            return
+        search, s = self._search(inst.rows, inst.cols, inst.clues)
+        with search:
+            selectors: list[int] = []
+            for _ in range(2):
+                model = _limited(search, selectors, budget)
+                if model is None:
+                    return
+                selectors.append(search.forbid([v if v in model else -v for v in s.values()]))
+
+    @staticmethod
+    def _plan(rng, knobs: Knobs) -> tuple[int, bool]:
+        """(theme size or 0, big first island?) of a puzzle. A knob that is off draws no
+        random number, so puzzles made without these knobs are the same as before them."""
+        theme = 0
+        if knobs.param("theme", 0) and rng.random() < knobs.param("theme", 0):
+            theme = int(rng.integers(3, int(knobs.param("theme_max", 4)) + 1))
+        big = bool(not theme and knobs.param("big", 0) and rng.random() < knobs.param("big", 0))
+        return theme, big
 
     def _repair(self, rng, island, sizes, where, other_shaded, max_island) -> None:
         """Change the puzzle so that the other solution (its shaded cells given) is ruled out
@@ -292,6 +476,17 @@ class NurikabeGenerator(Generator):
                 grids.append(g)
             return grids, difficulty(search.stats())
 
+    # -- statistics ------------------------------------------------------------------------
+    def clue_stats(self, inst):
+        """Plus the unshaded fraction the clues imply, whether an island has 10+ cells, and
+        whether all clues are equal (a theme)."""
+        out = super().clue_stats(inst)
+        values = [v for v in inst.clues.values() if v > 0]
+        out["white"] = sum(values) / (inst.rows * inst.cols)
+        out["island 10+"] = float(max(values, default=0) >= 10)
+        out["one size"] = float(len(set(values)) == 1 and len(values) == len(inst.clues))
+        return out
+
     # -- text ------------------------------------------------------------------------------
     def to_pzprv3(self, inst, answer=True):
         rows = []
@@ -326,6 +521,30 @@ class NurikabeGenerator(Generator):
                 elif tok == "?":
                     clues[(r, c)] = -2
         return Instance(rows, cols, clues)
+
+
+def _limited(search: Search, assumptions: list[int], budget: int) -> set[int] | None:
+    """`search.solve(assumptions)`, but the draw is dropped (GenerationFailed) once the search
+    has spent `budget` conflicts in all; 0 = `search.solve` itself (no limit)."""
+    if not budget:
+        return search.solve(assumptions)
+    while True:
+        left = budget - search.stats()["conflicts"]
+        if left <= 0:
+            raise GenerationFailed
+        search.calls += 1
+        search.solver.conf_budget(left)
+        done = search.solver.solve_limited(assumptions=list(assumptions))
+        if done is None:  # over budget
+            raise GenerationFailed
+        if not done:
+            return None
+        model = set(search.solver.get_model())
+        cuts = search.check(model)
+        if not cuts:
+            return model
+        for cut in cuts:
+            search.add(cut)
 
 
 def _bfs(comp, start) -> list:
