@@ -269,6 +269,23 @@ def test_tiny_trm_learns_4x4_sudoku(sudoku4, tmp_path):
     assert best.name == f"step_{result['best']['step']}"
 
 
+def test_validation_from_another_dataset(sudoku4, tmp_path):
+    """data.val_path: model selection scores the other dataset's val split (here 40 puzzles
+    instead of the training dataset's 256); a dataset of other tokens or without the split is
+    refused with its path."""
+    other = write_sudoku4(tmp_path / "other", n_train=8, n_val=40, seed=3)
+    doc = config(tmp_path / "run", sudoku4, train=dict(max_steps=2), eval={"every_steps": 2})
+    doc["data"]["val_path"] = str(other)
+    assert train(None, base=doc)["val"]["count"] == 40
+    odd = write_dataset(tmp_path / "odd", vocab=Vocab("sudoku4-other", VOCAB.tokens), seq_len=16,
+                        types=["sudoku"], splits={"val": load_dataset(other).split("val")})
+    for path, split, why in ((odd, "val", "val_path .*odd"), (other, "test", "no split 'test'")):
+        doc = config(tmp_path / f"run_{split}", sudoku4, train=dict(max_steps=1))
+        doc["data"].update(val_path=str(path), val_split=split)
+        with pytest.raises(PtrmError, match=why):
+            train(None, base=doc)
+
+
 # -- resume --------------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")

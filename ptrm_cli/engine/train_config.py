@@ -26,6 +26,9 @@ class DataConfig:
     path: str = ""
     train_split: str = "train"
     val_split: str | None = "val"     # null: no evaluation
+    # another dataset to take val_split from (same vocabulary and length): keeps model
+    # selection off a dataset whose own val is the test set (tdoku-hard + tdoku-tune)
+    val_path: str | None = None
     # group: the reference's epochs - every base puzzle once, as one random augmented version
     #        (a version = the rows sharing (puzzle, puzzle_id) when puzzle_id > 0, else one row)
     # example: every row once per epoch

@@ -118,8 +118,10 @@ class Trainer:
         self.dataset = dataset if dataset is not None else load_dataset(cfg.data.path)
         self.fingerprint = train_checkpoint.dataset_fingerprint(self.dataset)
         self.train_split = self.dataset.split(cfg.data.train_split)
-        self.val_split = None
-        if cfg.data.val_split:
+        self.val_split, self.val_types = None, self.dataset.types
+        if cfg.data.val_split and cfg.data.val_path:
+            self.val_split, self.val_types = _val_elsewhere(cfg.data, self.dataset)
+        elif cfg.data.val_split:
             if cfg.data.val_split in self.dataset.splits:
                 self.val_split = self.dataset.split(cfg.data.val_split)
             elif self.dist.main:
@@ -324,7 +326,7 @@ class Trainer:
         share = np.array_split(np.arange(n), self.dist.world)[self.dist.rank]
         bs = self.cfg.eval.batch_size or self.B
         steps = self.cfg.eval.steps or self.model_cfg.halt_max_steps
-        types = self.dataset.types or ["all"]
+        types = self.val_types or ["all"]
         sums = torch.zeros(6, dtype=torch.float64, device=self.device)
         by_type = torch.zeros(2, len(types), dtype=torch.float64, device=self.device)
         for start in range(0, len(share), bs):
@@ -505,3 +507,18 @@ def _mix(seed: int, step: int) -> int:
     """A 63-bit generator seed for (run seed, update number)."""
     h = hashlib.blake2b(f"{seed}:{step}".encode(), digest_size=8).digest()
     return int.from_bytes(h, "little") >> 1
+
+
+def _val_elsewhere(data_cfg, train: Dataset):
+    """(split, its type names) of `data.val_split` in the dataset at `data.val_path`, which
+    must speak the training dataset's tokens."""
+    other = load_dataset(data_cfg.val_path)
+    other.vocab.check_same(train.vocab, what=f"data.val_path {data_cfg.val_path}",
+                           other_what=f"the training dataset {train.path}")
+    if other.seq_len != train.seq_len:
+        raise PtrmError(f"data.val_path {data_cfg.val_path} has sequences of {other.seq_len} "
+                        f"tokens, the training dataset {train.seq_len}")
+    if data_cfg.val_split not in other.splits:
+        raise PtrmError(f"data.val_path {data_cfg.val_path} has no split "
+                        f"{data_cfg.val_split!r} (it has {', '.join(other.splits)})")
+    return other.split(data_cfg.val_split), other.types
