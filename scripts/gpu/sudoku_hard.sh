@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Issue #11 item 4 on the GPU machine: TRM-MLP on tdoku-hard, trained across device sessions,
+# then PTRM vs TRM on its test split. One phase per device call (a call may last 10 minutes;
+# the machine stays warm ~30 s between calls, so runs/ and data/ persist only while it does).
+#
+#   bash scripts/gpu/sudoku_hard.sh prepare   # here: the small inputs to carry
+#   run: bash scripts/gpu/sudoku_hard.sh train 560        carry: .whl data/src-tdoku
+#        data/tdoku-tune data/sudoku-mlp-resume    (the last one once a session brought it back)
+#   bash scripts/gpu/sudoku_hard.sh keep DIR  # here: unpack what came back (files_at) into
+#                                             # data/sudoku-mlp-resume (last/ and best/)
+#   run: bash scripts/gpu/sudoku_hard.sh evaluate         (same carry)
+#
+# Why phases: the official recipe is 65,104 updates (50,000 epochs x 1,000 puzzles / 768); a
+# session's 30 device minutes hold part of it, so each `train` call continues from the weights
+# the last one brought back (a warm start: EMA + raw weights + step counter + data position;
+# AdamATan2's moments restart, the lr re-warmed over 200 steps: with the optimizer state the
+# bundle would pass the 64 MiB that comes back). Validation (the best checkpoint) is
+# tdoku-tune, never the test split. What is written to $OUT comes back; nothing else survives.
+set -uo pipefail
+T0=$(date +%s)
+left() { echo $(( $1 - ($(date +%s) - T0) )); }   # seconds left of a budget of $1 from start
+OUT=${OUT:-out}
+mkdir -p "$OUT"
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export PYTHONUNBUFFERED=1 OMP_NUM_THREADS=4
+LISTS=(puzzles5_forum_hardest_1905_11+.txt puzzles6_forum_hardest_1106.txt)
+RUN=${RUN:-runs/sudoku-mlp}
+RESUME=${RESUME:-data/sudoku-mlp-resume}
+
+# a dry run on a CPU: NO_SETUP=1 SETS="--set model.hidden_size=32 ..." K=2 D=2 SAMPLE=10
+K=${K:-100} D=${D:-64} SAMPLE=${SAMPLE:-1000}
+read -ra SETS <<< "${SETS:-}"
+gpus() { local n; n=$(nvidia-smi -L 2>/dev/null | wc -l); [ "$n" -gt 0 ] && echo "--gpus $n"; }
+
+setup() {
+    [ -n "${NO_SETUP:-}" ] && return
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+        --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
+    python3 -m pip install -q --no-deps --no-build-isolation -e . >/dev/null 2>&1 \
+        || python3 -m pip install -q --no-deps --no-build-isolation -e .
+    nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
+}
+
+prepare() {  # here: the two tdoku lists (8 MB) travel; tdoku-hard (324 MB) is rebuilt there
+    mkdir -p data/src-tdoku
+    for f in "${LISTS[@]}"; do cp "/work/shared/data/sudoku/$f" data/src-tdoku/; done
+    [ -d data/tdoku-tune ] || echo "build data/tdoku-tune first (docs/BUILD_DATA.md)" >&2
+}
+
+build() {  # the same bytes as the documented build (same files, same seed)
+    [ -f data/tdoku-hard/meta.json ] && return
+    ptrm build-data "${LISTS[@]/#/data/src-tdoku/}" --family sudoku-native \
+        --augmentation sudoku-trm --train-puzzles 1000 --augment 1001 --val-per-type 5000 \
+        --workers "$(nproc)" --out data/tdoku-hard --json > "$OUT/build.json" || exit 1
+    python3 - <<'EOF'  # the sigma set shares nothing with it (tdoku-tune was built with --exclude)
+import json
+keys = lambda p: {json.loads(l)["key"] for l in open(p)}
+hard = keys("data/tdoku-hard/val/puzzles.jsonl") | keys("data/tdoku-hard/train/puzzles.jsonl")
+tune = keys("data/tdoku-tune/val/puzzles.jsonl")
+assert not hard & tune and len(hard) == 6000 and len(tune) == 300, "rebuild tdoku-tune"
+print("tdoku-hard: 6000 puzzles, tdoku-tune: 300, no overlap")
+EOF
+}
+
+train() {  # train SECONDS: continue (or start) the official recipe for that long, bring it back
+    setup
+    build
+    local from=()
+    if [ -f "$RESUME/last/model.safetensors" ]; then
+        from=(--init-from "$RESUME/last" --set resume.rewarmup_steps=200)
+    fi
+    timeout -s TERM "$(left "${1:-560}")" ptrm train examples/configs/sudoku-mlp.yaml \
+        $(gpus) "${from[@]}" --set run_dir="$RUN" --set checkpoint.every_steps=1000 \
+        --set log.progress=lines "${SETS[@]}" 2>&1 | grep -v "^\s*$" | tail -n 40
+    cp "$RUN/log.jsonl" "$OUT/train_log.jsonl"
+    # last: EMA + raw weights + state (the next warm start, ~40 MB); best on tdoku-tune: its
+    # EMA weights if it is another step (~20 MB); one tar in 15 MB parts
+    local d=$RUN/checkpoints last best
+    last=$(readlink -f "$d/last"); best=$(readlink -f "$d/best" 2>/dev/null || echo "$last")
+    mkdir -p /tmp/pack/last /tmp/pack/best
+    cp "$last"/config.json "$last"/model.safetensors "$last"/train_state* /tmp/pack/last/
+    cp "$best"/config.json "$best"/model.safetensors /tmp/pack/best/
+    echo "last $(basename "$last") best $(basename "$best")" | tee /tmp/pack/steps.txt
+    tar cf - -C /tmp/pack . | split -b 15m - "$OUT/ckpt.tar.part-"
+    ls -l "$OUT"
+}
+
+keep() {  # here: keep DIR (what a train call brought back) as the next warm start
+    rm -rf "$RESUME" && mkdir -p "$RESUME" && cat "$1"/ckpt.tar.part-* | tar xf - -C "$RESUME" \
+        && cat "$RESUME/steps.txt"
+}
+
+evaluate() {  # sigma on tdoku-tune, then the test split: TRM on all 5,000, PTRM on 1,000 of them
+    setup
+    build
+    local ckpt=$RESUME/best
+    timeout "$(left 200)" ptrm eval --split val --data data/tdoku-tune -c "$ckpt" --K "$K" \
+        --D "$D" --sigma 0.1,0.2,0.3,0.5 --seeds 1 --det-D "$D" $(gpus) -o "$RUN/sweep_tune" \
+        --no-plots 2>&1 | tail -n 20
+    cp "$RUN/sweep_tune/report.json" "$OUT/sweep_tune.json"
+    timeout "$(left 260)" ptrm eval --split val --data data/tdoku-hard -c "$ckpt" --K 1 \
+        --D "$D" --seeds 1 --det-D "16,$D" --sigma-from "$RUN/sweep_tune/report.json" $(gpus) \
+        -o "$RUN/test_trm" --no-plots 2>&1 | tail -n 12
+    cp "$RUN/test_trm/report.json" "$OUT/test_trm.json"
+    timeout "$(left 590)" ptrm eval --split val --data data/tdoku-hard -c "$ckpt" --K "$K" \
+        --D "$D" --seeds 3 --det-D "16,$D" --sample "$SAMPLE" $(gpus) \
+        --sigma-from "$RUN/sweep_tune/report.json" -o "$RUN/test_ptrm" --no-plots 2>&1 \
+        | tail -n 30
+    cp "$RUN/test_ptrm/report.json" "$OUT/test_ptrm.json"
+}
+
+"$@"
