@@ -17,12 +17,7 @@
 # bundle would pass the 64 MiB that comes back). Validation (the best checkpoint) is
 # tdoku-tune, never the test split. What is written to $OUT comes back; nothing else survives.
 set -uo pipefail
-T0=$(date +%s)
-left() { echo $(( $1 - ($(date +%s) - T0) )); }   # seconds left of a budget of $1 from start
-OUT=${OUT:-out}
-mkdir -p "$OUT"
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-export PYTHONUNBUFFERED=1 OMP_NUM_THREADS=4
+source "$(dirname "$0")/lib.sh"
 LISTS=(puzzles5_forum_hardest_1905_11+.txt puzzles6_forum_hardest_1106.txt)
 RUN=${RUN:-runs/sudoku-mlp}
 RESUME=${RESUME:-data/sudoku-mlp-resume}
@@ -30,16 +25,6 @@ RESUME=${RESUME:-data/sudoku-mlp-resume}
 # a dry run on a CPU: NO_SETUP=1 SETS="--set model.hidden_size=32 ..." K=2 D=2 SAMPLE=10
 K=${K:-100} D=${D:-64} SAMPLE=${SAMPLE:-1000}
 read -ra SETS <<< "${SETS:-}"
-gpus() { local n; n=$(nvidia-smi -L 2>/dev/null | wc -l); [ "$n" -gt 0 ] && echo "--gpus $n"; }
-
-setup() {
-    [ -n "${NO_SETUP:-}" ] && return
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-        --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
-    python3 -m pip install -q --no-deps --no-build-isolation -e . >/dev/null 2>&1 \
-        || python3 -m pip install -q --no-deps --no-build-isolation -e .
-    nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
-}
 
 prepare() {  # here: the two tdoku lists (8 MB) travel; tdoku-hard (324 MB) is rebuilt there
     mkdir -p data/src-tdoku
@@ -73,22 +58,11 @@ train() {  # train SECONDS: continue (or start) the official recipe for that lon
         $(gpus) "${from[@]}" --set run_dir="$RUN" --set checkpoint.every_steps=1000 \
         --set log.progress=lines "${SETS[@]}" 2>&1 | grep -v "^\s*$" | tail -n 40
     cp "$RUN/log.jsonl" "$OUT/train_log.jsonl"
-    # last: EMA + raw weights + state (the next warm start, ~40 MB); best on tdoku-tune: its
-    # EMA weights if it is another step (~20 MB); one tar in 15 MB parts
-    local d=$RUN/checkpoints last best
-    last=$(readlink -f "$d/last"); best=$(readlink -f "$d/best" 2>/dev/null || echo "$last")
-    mkdir -p /tmp/pack/last /tmp/pack/best
-    cp "$last"/config.json "$last"/model.safetensors "$last"/train_state* /tmp/pack/last/
-    cp "$best"/config.json "$best"/model.safetensors /tmp/pack/best/
-    echo "last $(basename "$last") best $(basename "$best")" | tee /tmp/pack/steps.txt
-    tar cf - -C /tmp/pack . | split -b 15m - "$OUT/ckpt.tar.part-"
+    pack "$RUN" raw   # last: EMA + raw weights + state (~40 MB); best on tdoku-tune: EMA
     ls -l "$OUT"
 }
 
-keep() {  # here: keep DIR (what a train call brought back) as the next warm start
-    rm -rf "$RESUME" && mkdir -p "$RESUME" && cat "$1"/ckpt.tar.part-* | tar xf - -C "$RESUME" \
-        && cat "$RESUME/steps.txt"
-}
+keep() { unpack "$1" "$RESUME"; }  # here: what a train call brought back (files_at)
 
 evaluate() {  # sigma on tdoku-tune, then the test split: TRM on all 5,000, PTRM on 1,000 of them
     setup

@@ -1,0 +1,44 @@
+# Shared by the device scripts (sourced): time budget, setup, GPU count, bringing a checkpoint
+# back. session2.sh predates it and stays as the record of what ran then.
+T0=$(date +%s)
+left() { echo $(( $1 - ($(date +%s) - T0) )); }   # seconds left of a budget of $1 from start
+OUT=${OUT:-out}
+mkdir -p "$OUT"
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export PYTHONUNBUFFERED=1 OMP_NUM_THREADS=4
+
+# "--gpus N" for the GPUs this machine has, nothing on a CPU machine (dry runs)
+gpus() { local n; n=$(nvidia-smi -L 2>/dev/null | wc -l); [ "$n" -gt 0 ] && echo "--gpus $n"; }
+
+setup() {  # the carried wheels (.whl) and this checkout, installed; NO_SETUP=1 skips it
+    [ -n "${NO_SETUP:-}" ] && return
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+        --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
+    python3 -m pip install -q --no-deps --no-build-isolation -e . >/dev/null 2>&1 \
+        || python3 -m pip install -q --no-deps --no-build-isolation -e .
+    nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
+}
+
+# pack RUN_DIR [raw]: checkpoints/last (with its raw weights and state when "raw": what a warm
+# start needs) and checkpoints/best (EMA weights) as one tar in 15 MB parts under $OUT
+pack() {
+    local d=$1/checkpoints last best
+    last=$(readlink -f "$d/last"); best=$(readlink -f "$d/best" 2>/dev/null || echo "$last")
+    rm -rf /tmp/pack && mkdir -p /tmp/pack/last /tmp/pack/best
+    cp "$last"/config.json "$last"/model.safetensors /tmp/pack/last/
+    [ "${2:-}" = raw ] && cp "$last"/train_state* /tmp/pack/last/
+    cp "$best"/config.json "$best"/model.safetensors /tmp/pack/best/
+    echo "last $(basename "$last") best $(basename "$best")" | tee /tmp/pack/steps.txt
+    tar cf - -C /tmp/pack . | split -b 15m - "$OUT/ckpt.tar.part-"
+}
+
+# unpack FROM_DIR TO_DIR: here, what `pack` sent back (last/ and best/)
+unpack() {
+    rm -rf "$2" && mkdir -p "$2" && cat "$1"/ckpt.tar.part-* | tar xf - -C "$2" \
+        && cat "$2/steps.txt"
+}
+
+# sigma of a sweep report with the best aggregate best-Q@K by the rules (ties: the smaller)
+pick_sigma() {
+    python3 -c "from ptrm_cli.evaluate import sigma_from_report as f; print(f('$1')[0])"
+}
