@@ -357,20 +357,8 @@ def tiny_mlp(seed: int = 0):
 
 
 def run_eval(ckpt, data, out, *extra):
-    from ptrm_cli.app import app
-
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        r = CliRunner().invoke(app, ["eval", "--split", "val", "--data", str(data), "-c",
-                                     str(ckpt), "--K", "3", "--D", "2", "--sigma", "0.2",
-                                     "--seeds", "1", "--no-plots", "--out", str(out), "--json",
-                                     *extra])
-    finally:
-        torch.set_num_threads(n)
-    assert "Traceback" not in r.output, r.output
-    assert r.exit_code == 0, r.output
-    return json.loads(r.stdout)
+    return eval_cli("--split", "val", "--data", str(data), "-c", str(ckpt), "--K", "3", "--D",
+                    "2", "--sigma", "0.2", "--out", str(out), *extra)
 
 
 def test_tiny_trm_mlp_checkpoint_through_ptrm_eval(trm_build, native, tmp_path):
@@ -411,23 +399,45 @@ def test_eval_sample_is_a_seeded_subset_the_report_records(trm_build, native, tm
     assert full.sample(3) is full and full.sampled is None
 
 
+def extreme_csv(path, n: int, bad: bool = False) -> list[str]:
+    """A Sudoku-Extreme style CSV of n made puzzles; returns their answers. With `bad`, a
+    malformed row on line 3 and an answer that breaks the rules on the last line."""
+    from ptrm_cli import sudoku_solver
+
+    qs = [q.replace("0", ".") for q in made_puzzles(n)]
+    sols = ["".join(map(str, sudoku_solver.solve([0 if c == "." else int(c) for c in q])[0]
+                        .reshape(-1))) for q in qs]
+    rows = [f"made,{q},{a},{i}" for i, (q, a) in enumerate(zip(qs, sols))]
+    if bad:
+        wrong = sols[0][:-1] + ("1" if sols[0][-1] != "1" else "2")
+        rows.insert(1, "made,not-a-question,123,0")
+        rows.append(f"made,{qs[0]},{wrong},0")
+    path.write_text("source,question,answer,rating\n" + "\n".join(rows) + "\n")
+    return sols
+
+
+def eval_cli(*args):
+    from ptrm_cli.app import app
+
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        r = CliRunner().invoke(app, ["eval", *args, "--seeds", "1", "--no-plots", "--json"])
+    finally:
+        torch.set_num_threads(n)
+    assert "Traceback" not in r.output, r.output
+    assert r.exit_code == 0, r.output
+    return json.loads(r.stdout)
+
+
 def test_eval_reads_a_sudoku_extreme_csv_directly(native, tmp_path):
     """`ptrm eval --split test.csv`: every good row evaluated in TRM's layout, a malformed row
     and a wrong answer listed as unusable with their lines, not a traceback."""
-    from ptrm_cli import evaluate, solver, sudoku_solver
-    from ptrm_cli.app import app
+    from ptrm_cli import evaluate, solver
     from ptrm_cli.engine.checkpoint import save_checkpoint
 
-    qs = [line.split()[0] if " " in line else line for line in made_puzzles(3)]
-    qs = [q.replace("0", ".") for q in qs]
-    sols = ["".join(map(str, sudoku_solver.solve([0 if c == "." else int(c) for c in q])[0]
-                        .reshape(-1))) for q in qs]
-    wrong = sols[0][:-1] + ("1" if sols[0][-1] != "1" else "2")
-    rows = [f"made,{q},{a},{i}" for i, (q, a) in enumerate(zip(qs, sols))]
-    rows.insert(1, "made,not-a-question,123,0")                # line 3: malformed
-    rows.append(f"made,{qs[0]},{wrong},0")                   # line 6: answer breaks the rules
     f = tmp_path / "test.csv"
-    f.write_text("source,question,answer,rating\n" + "\n".join(rows) + "\n")
+    sols = extreme_csv(f, 3, bad=True)
     ckpt = save_checkpoint(tmp_path / "mlp", tiny_mlp(), native.vocab, {"note": "test"})
     ev = evaluate.resolve_split(str(f), None, solver.load_model(ckpt, "cpu"))
     assert len(ev) == 3 and ev.inputs.shape == (3, 81) and ev.name == "test"
@@ -435,17 +445,39 @@ def test_eval_reads_a_sudoku_extreme_csv_directly(native, tmp_path):
     for i, a in enumerate(sols):  # TRM's ids: digit d -> d + 1
         assert ev.labels[i].tolist() == [int(c) + 1 for c in a]
         assert ev.verifiers[i](ev.labels[i].numpy()).valid
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        r = CliRunner().invoke(app, ["eval", "--split", str(f), "-c", str(ckpt), "--K", "2",
-                                     "--D", "2", "--seeds", "1", "--no-plots", "--out",
-                                     str(tmp_path / "ev"), "--json"])
-    finally:
-        torch.set_num_threads(n)
-    assert r.exit_code == 0, r.output
-    rep = json.loads(r.stdout)
+    rep = eval_cli("--split", str(f), "-c", str(ckpt), "--K", "2", "--D", "2", "--out",
+                   str(tmp_path / "ev"))
     assert rep["split"]["n"] == 3 and len(rep["split"]["unusable"]) == 2
+
+
+def test_official_checkpoint_to_sudoku_extreme_eval_on_the_command_line(native, tmp_path):
+    """The paper's headline, as a user runs it: an official TRM-MLP step file -> `ptrm convert
+    --family sudoku-native` (seq_len from the family) -> `ptrm eval --split test.csv`, and
+    the converted model computes what the original does."""
+    from ptrm_cli.app import app
+    from ptrm_cli.engine.checkpoint import load_checkpoint
+
+    model = tiny_mlp(1)
+    torch.save({f"_orig_mod.model.inner.{k}": v for k, v in model.state_dict().items()},
+               tmp_path / "step_100")
+    r = CliRunner().invoke(app, ["convert", str(tmp_path / "step_100"), "--family",
+                                 "sudoku-native", "--set", "puzzle_emb_len=0", "--set",
+                                 "H_cycles=2", "--set", "L_cycles=2", "--set",
+                                 "halt_max_steps=3", "--set", "expansion=2.0", "-o",
+                                 str(tmp_path / "conv"), "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["model"]["seq_len"] == 81
+    conv = load_checkpoint(tmp_path / "conv")[0]
+    x = torch.randint(1, 11, (2, 81), generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        a = model.step(model.init_carry(2), model.embed(x, None))
+        b = conv.step(conv.init_carry(2), conv.embed(x, None))
+    assert torch.equal(a.logits, b.logits) and torch.equal(a.q_halt, b.q_halt)
+    extreme_csv(tmp_path / "test.csv", 4)
+    rep = eval_cli("--split", str(tmp_path / "test.csv"), "-c", str(tmp_path / "conv"),
+                   "--K", "3", "--D", "3", "--sigma", "0.3", "--out", str(tmp_path / "ev"))
+    assert rep["split"]["n"] == 4 and rep["model"]["config"]["mlp_t"]
+    assert rep["ptrm"][0]["sigma"] == 0.3
 
 
 def test_official_format_checkpoint_runs_unchanged(trm_build, sudoku, native, tmp_path):

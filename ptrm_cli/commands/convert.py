@@ -29,15 +29,15 @@ def _parse_settings(items: list[str]) -> dict:
     return out
 
 
-def _family_vocab(name: str):
-    """The vocabulary of an installed codec family, by name."""
+def _family(name: str):
+    """An installed codec family, by name."""
     from .. import codec as registry
 
     families = {f.name: f for reg in registry.registered().values() for f in reg.codec.families}
     if name not in families:
         raise PtrmError(f"--family {name!r}: no installed codec has that family "
                         f"(known: {', '.join(sorted(families))})")
-    return families[name].vocab
+    return families[name]
 
 
 def convert(
@@ -52,7 +52,8 @@ def convert(
     family: str = typer.Option(None, "--family",
                                help="Attach this token family's vocabulary (e.g. sudoku-native, "
                                     "maze, arc; see `ptrm codecs`) so the codecs accept the "
-                                    "model. Without it the model gets a generic table."),
+                                    "model; its sequence length is the default seq_len. "
+                                    "Without it the model gets a generic table."),
     identifiers: Path = typer.Option(None, "--identifiers",
                                      show_default="identifiers.json next to STEP_FILE or in "
                                                   "the run's dataset folder, if any",
@@ -66,9 +67,13 @@ def convert(
     from ..engine.checkpoint import import_official, save_checkpoint
     from ..engine.model import count_parameters
 
-    vocab = _family_vocab(family) if family else None
-    model, vocab, meta = import_official(step_file, config_yaml=config, vocab=vocab,
-                                         **_parse_settings(settings))
+    given = _parse_settings(settings)
+    vocab = None
+    if family:  # its table, and its length: what its codec will feed the model
+        fam = _family(family)
+        vocab = fam.vocab
+        given.setdefault("seq_len", fam.seq_len)
+    model, vocab, meta = import_official(step_file, config_yaml=config, vocab=vocab, **given)
     ids = _identifiers(step_file, model, vocab, meta, identifiers)
     if ids is not None:
         meta["identifiers_from"] = ids.source
