@@ -1,5 +1,5 @@
 # Shared by the device scripts (sourced): time budget, setup, GPU count, bringing a checkpoint
-# back. session2.sh predates it and stays as the record of what ran then.
+# back (session2.sh's first lines and setup, moved here unchanged).
 T0=$(date +%s)
 left() { echo $(( $1 - ($(date +%s) - T0) )); }   # seconds left of a budget of $1 from start
 OUT=${OUT:-out}
@@ -36,9 +36,4 @@ pack() {
 unpack() {
     rm -rf "$2" && mkdir -p "$2" && cat "$1"/ckpt.tar.part-* | tar xf - -C "$2" \
         && cat "$2/steps.txt"
-}
-
-# sigma of a sweep report with the best aggregate best-Q@K by the rules (ties: the smaller)
-pick_sigma() {
-    python3 -c "from ptrm_cli.evaluate import sigma_from_report as f; print(f('$1')[0])"
 }

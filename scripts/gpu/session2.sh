@@ -10,20 +10,7 @@
 # Carried: data/gen data/gen2 data/src data/golden data/hard data/ppbench-val .whl
 # (.whl: python-sat for the generator, ppbench for the golden set). Results go to $OUT.
 set -uo pipefail
-T0=$(date +%s)
-left() { echo $(( $1 - ($(date +%s) - T0) )); }   # seconds left of a budget of $1 from start
-OUT=${OUT:-out}
-mkdir -p "$OUT"
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-export PYTHONUNBUFFERED=1 OMP_NUM_THREADS=4
-
-setup() {
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-        --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
-    python3 -m pip install -q --no-deps --no-build-isolation -e . >/dev/null 2>&1 \
-        || python3 -m pip install -q --no-deps --no-build-isolation -e .
-    nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
-}
+source "$(dirname "$0")/lib.sh"   # T0/left, OUT, NCCL settings, setup (as they were here)
 
 TRAIN=(examples/configs/ppbench-att.yaml --gpus 4
        --set data.path=data/ppbench2 --set run_dir=runs/ppb2
