@@ -78,6 +78,11 @@ class GenerationFailed(Exception):
     """One attempt did not give a valid unique puzzle; the caller draws again."""
 
 
+class OverBudget(GenerationFailed):
+    """A budgeted solve (`sat.Search.solve(budget=...)`) spent its conflicts: the draw is
+    dropped like any other failed attempt."""
+
+
 class Generator(ABC):
     #: codec / PPBench name
     name: str = ""

@@ -264,7 +264,7 @@ class NurikabeGenerator(Generator):
                 with search:
                     ours = [s[x] if grid[x] else -s[x] for x in s]
                     search.set_phases(ours)
-                    other = _limited(search, [search.forbid(ours)], budget)
+                    other = search.solve([search.forbid(ours)], budget)
                 if other is None:
                     inst = Instance(rows, cols, clues, answer=grid)
                     self._fresh_check(inst, budget)
@@ -392,7 +392,7 @@ class NurikabeGenerator(Generator):
                 ours = [s[rc] if grid[rc] else -s[rc] for rc in s]
                 search.set_phases(ours)  # look next to our solution: alternatives are local
                 differ = search.forbid(ours)
-                other = _limited(search, [differ], budget)
+                other = search.solve([differ], budget)
             if other is None:
                 inst = Instance(rows, cols, clues, answer=grid)
                 self._fresh_check(inst, budget)
@@ -411,7 +411,7 @@ class NurikabeGenerator(Generator):
         with search:
             selectors: list[int] = []
             for _ in range(2):
-                model = _limited(search, selectors, budget)
+                model = search.solve(selectors, budget)
                 if model is None:
                     return
                 selectors.append(search.forbid([v if v in model else -v for v in s.values()]))
@@ -521,30 +521,6 @@ class NurikabeGenerator(Generator):
                 elif tok == "?":
                     clues[(r, c)] = -2
         return Instance(rows, cols, clues)
-
-
-def _limited(search: Search, assumptions: list[int], budget: int) -> set[int] | None:
-    """`search.solve(assumptions)`, but the draw is dropped (GenerationFailed) once the search
-    has spent `budget` conflicts in all; 0 = `search.solve` itself (no limit)."""
-    if not budget:
-        return search.solve(assumptions)
-    while True:
-        left = budget - search.stats()["conflicts"]
-        if left <= 0:
-            raise GenerationFailed
-        search.calls += 1
-        search.solver.conf_budget(left)
-        done = search.solver.solve_limited(assumptions=list(assumptions))
-        if done is None:  # over budget
-            raise GenerationFailed
-        if not done:
-            return None
-        model = set(search.solver.get_model())
-        cuts = search.check(model)
-        if not cuts:
-            return model
-        for cut in cuts:
-            search.add(cut)
 
 
 def _bfs(comp, start) -> list:

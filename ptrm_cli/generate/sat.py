@@ -25,6 +25,8 @@ from typing import Callable, Iterable, Sequence
 from pysat.card import CardEnc, EncType
 from pysat.solvers import Solver
 
+from .base import OverBudget
+
 SOLVER = "cadical195"
 
 Cut = list[int]
@@ -114,10 +116,22 @@ class Search:
     def new_var(self) -> int:
         return self.formula.var()
 
-    def solve(self, assumptions: Sequence[int] = ()) -> set[int] | None:
+    def solve(self, assumptions: Sequence[int] = (), budget: int = 0) -> set[int] | None:
+        """budget: the conflicts this search may have spent in all (this call and earlier
+        ones) when it returns; past it, OverBudget. 0: no limit."""
         while True:
             self.calls += 1
-            if not self.solver.solve(assumptions=list(assumptions)):
+            if budget:
+                left = budget - self.stats()["conflicts"]
+                if left <= 0:
+                    raise OverBudget
+                self.solver.conf_budget(left)
+                done = self.solver.solve_limited(assumptions=list(assumptions))
+                if done is None:
+                    raise OverBudget
+            else:
+                done = self.solver.solve(assumptions=list(assumptions))
+            if not done:
                 return None
             model = set(self.solver.get_model())
             cuts = self.check(model) if self.check else []
