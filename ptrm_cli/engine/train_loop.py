@@ -512,7 +512,10 @@ def _mix(seed: int, step: int) -> int:
 def _val_elsewhere(data_cfg, train: Dataset):
     """(split, its type names) of `data.val_split` in the dataset at `data.val_path`, which
     must speak the training dataset's tokens."""
-    other = load_dataset(data_cfg.val_path)
+    try:
+        other = load_dataset(data_cfg.val_path)
+    except PtrmError as e:
+        raise PtrmError(f"data.val_path: {e}", hint=e.hint) from None
     other.vocab.check_same(train.vocab, what=f"data.val_path {data_cfg.val_path}",
                            other_what=f"the training dataset {train.path}")
     if other.seq_len != train.seq_len:
