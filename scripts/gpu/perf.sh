@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Issue #9 on one card (planned, not run yet): the headline benchmark and the accuracy/compute
+# curve of adaptive compute on validation, for the bundled model. Ask for nvidia-h100-x1 (the
+# issue's card); a reply from an H200 is recorded as such.
+#
+#   here:  bash scripts/gpu/perf.sh prepare        (validation split, 0.6 MB, to carry)
+#   carry: .whl data/ppbench-valset
+#   run:   bash scripts/gpu/perf.sh headline       (fast, adaptive, eager, profile: ~6 min)
+#   run:   bash scripts/gpu/perf.sh curve          (the curve on validation: ~8 min)
+set -uo pipefail
+source "$(dirname "$0")/lib.sh"
+VAL=data/ppbench-valset
+MODEL=ptrm_cli/models/default   # the bundled model
+
+prepare() {  # the 550 validation puzzles of every report so far (stage 1's split), no train
+    rm -rf "$VAL" && mkdir -p "$VAL"
+    cp -r data/ppbench/meta.json data/ppbench/counts.json data/ppbench/val "$VAL"/
+}
+
+headline() {
+    setup
+    timeout "$(left 560)" ptrm bench -c "$MODEL" --K 100 --D 48 --puzzles 61 --split golden \
+        --modes fast,adaptive,eager,profile --repeats 2 --out "$OUT/bench_1gpu.json" 2>&1 \
+        | tail -n 60
+}
+
+curve() {
+    setup
+    timeout "$(left 570)" ptrm bench -c "$MODEL" --split val --data "$VAL" --puzzles 375 \
+        --K 100 --D 48 --modes curve --out "$OUT/curve_val.json" 2>&1 | tail -n 60
+}
+
+"$@"
