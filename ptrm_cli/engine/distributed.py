@@ -9,8 +9,9 @@ of puzzles, run the sampler there, and gather every rank's results to every rank
 gloo group (results are small CPU tensors), so all ranks hold the full result and the rest of
 the command (scoring, reports) runs unchanged; only rank 0 prints and writes. The result equals
 a one-process run: a rollout's noise depends on its puzzle, not on its rank or batch, and rows
-are computed independently. Commands hold the group with `group(device)`, which ends it with
-`teardown` (barrier, then destroy) so that no rank leaves while a peer still talks to it.
+are computed independently. Commands end the group with `teardown` (barrier, then destroy) so
+that no rank leaves while a peer still talks to it; `group(device)` wraps a block in
+`setup` ... `teardown`.
 """
 
 from __future__ import annotations
