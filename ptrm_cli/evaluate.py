@@ -69,11 +69,10 @@ class EvalSet:
         return len(self.types)
 
     def sample(self, n: int, seed: int = 0) -> EvalSet:
-        """A seeded random n of the puzzles, kept in split order. The seed is its own (not
-        the rollouts'), so every setting and seed of a report sees the same puzzles."""
+        """A seeded random n of the puzzles (`sample_rows`)."""
         if n >= len(self):
             return self
-        idx = np.sort(np.random.default_rng(seed).choice(len(self), n, replace=False))
+        idx = sample_rows(len(self), n, seed)
         rows = torch.as_tensor(idx)
         pick = lambda xs: [xs[i] for i in idx]  # noqa: E731
         return replace(self, inputs=self.inputs[rows], labels=self.labels[rows],
@@ -85,6 +84,12 @@ class EvalSet:
     def type_order(self) -> list[str]:
         known = [t for t in GOLDEN_TYPES if t in self.types]
         return known + sorted(set(self.types) - set(known))
+
+
+def sample_rows(total: int, n: int, seed: int = 0) -> np.ndarray:
+    """Which n of `total` puzzles `--sample n` keeps, in split order. The seed is its own (not
+    the rollouts'), so every setting and seed of a report sees the same puzzles."""
+    return np.sort(np.random.default_rng(seed).choice(total, min(n, total), replace=False))
 
 
 def golden_path() -> Path:
@@ -162,10 +167,13 @@ def load_ppbench_jsonl(path: Path, loaded: LoadedModel, *, name: str = "golden",
                    skipped=skipped, unusable=unusable)
 
 
-def load_source_file(path: Path, loaded: LoadedModel, *, limit: int | None = None) -> EvalSet:
+def load_source_file(path: Path, loaded: LoadedModel, *, limit: int | None = None,
+                     sample: int | None = None) -> EvalSet:
     """Any other source file `ptrm build-data` reads (sources.READERS: Sudoku-Extreme CSV,
     sudoku lists, janko JSON), every puzzle of it, in the model's token family. Rows that
-    cannot be read or used are listed as unusable with their line, as build-data counts them."""
+    cannot be read or used are listed as unusable with their line, as build-data counts them.
+    `sample`: a seeded n of the file's records, drawn before decoding (Sudoku-Extreme's test
+    set has 423k rows; only the sample is decoded and held)."""
     from . import sources
 
     reader = sources.reader_for(path)
@@ -176,7 +184,13 @@ def load_source_file(path: Path, loaded: LoadedModel, *, limit: int | None = Non
     inputs, labels, types, keys, verifiers, skipped, unusable = [], [], [], [], [], {}, []
     bad = lambda loc, why, t=None: unusable.append(  # noqa: E731
         {"line": loc, "type": t, "key": None, "reason": why})
-    for item in reader.read(path, bad):
+    items = reader.read(path, bad)
+    sampled = None
+    if sample is not None:
+        items = list(items)
+        sampled = {"n": min(sample, len(items)), "of": len(items), "seed": 0}
+        items = [items[i] for i in sample_rows(len(items), sample)]
+    for item in items:
         if limit is not None and len(types) >= limit:
             break
         t = sources.resolve_type(item.type)
@@ -203,7 +217,7 @@ def load_source_file(path: Path, loaded: LoadedModel, *, limit: int | None = Non
         raise PtrmError(f"{path}: no puzzle to evaluate{why}{first}")
     return EvalSet(path.stem, str(path), torch.as_tensor(np.stack(inputs), dtype=torch.long),
                    torch.as_tensor(np.stack(labels), dtype=torch.long), types, keys, verifiers,
-                   skipped=skipped, unusable=unusable)
+                   skipped=skipped, unusable=unusable, sampled=sampled)
 
 
 def load_dataset_split(path: Path, split: str | None, loaded: LoadedModel, *,
@@ -268,28 +282,30 @@ def load_dataset_split(path: Path, split: str | None, loaded: LoadedModel, *,
 
 
 def resolve_split(split: str, data: str | None, loaded: LoadedModel, *,
-                  limit: int | None = None) -> EvalSet:
+                  limit: int | None = None, sample: int | None = None) -> EvalSet:
     """--split golden | FILE.jsonl (PPBench) | another source file (Sudoku-Extreme CSV, ...) |
-    DATASET_DIR | NAME (with --data DIR)."""
-    if split == "golden" and data is None:
-        return load_ppbench_jsonl(golden_path(), loaded, name="golden", limit=limit)
+    DATASET_DIR | NAME (with --data DIR); `sample`: a seeded n of its puzzles (`sample_rows`)."""
     p = Path(split).expanduser()
-    if data is None and p.is_file():
+    if split == "golden" and data is None:
+        ev = load_ppbench_jsonl(golden_path(), loaded, name="golden", limit=limit)
+    elif data is None and p.is_file():
         from . import sources
 
         reader = sources.reader_for(p)
         if reader is not None and reader.kind != sources.JsonlRecords.kind:
-            return load_source_file(p, loaded, limit=limit)
-        return load_ppbench_jsonl(p, loaded, name=p.stem, limit=limit)
-    if data is None and p.is_dir():
-        return load_dataset_split(p, None, loaded, limit=limit)
-    if data is not None:
+            return load_source_file(p, loaded, limit=limit, sample=sample)
+        ev = load_ppbench_jsonl(p, loaded, name=p.stem, limit=limit)
+    elif data is None and p.is_dir():
+        ev = load_dataset_split(p, None, loaded, limit=limit)
+    elif data is not None:
         d = Path(data).expanduser()
         if not d.is_dir():
             raise PtrmError(f"--data {data}: no such dataset folder")
-        return load_dataset_split(d, split, loaded, limit=limit)
-    raise PtrmError(f"--split {split}: not golden, a JSONL file or a dataset folder",
-                    hint=f"for a named split, give its dataset: --split {split} --data DIR")
+        ev = load_dataset_split(d, split, loaded, limit=limit)
+    else:
+        raise PtrmError(f"--split {split}: not golden, a JSONL file or a dataset folder",
+                        hint=f"for a named split, give its dataset: --split {split} --data DIR")
+    return ev if sample is None else ev.sample(sample)
 
 
 # -- scoring ---------------------------------------------------------------------------------

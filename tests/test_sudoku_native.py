@@ -448,6 +448,16 @@ def test_eval_reads_a_sudoku_extreme_csv_directly(native, tmp_path):
     rep = eval_cli("--split", str(f), "-c", str(ckpt), "--K", "2", "--D", "2", "--out",
                    str(tmp_path / "ev"))
     assert rep["split"]["n"] == 3 and len(rep["split"]["unusable"]) == 2
+    # --sample draws among the file's 4 readable records before decoding them: the same draw
+    # as sampling the loaded puzzles when every record is usable
+    good = tmp_path / "good.csv"
+    extreme_csv(good, 5)
+    loaded = solver.load_model(ckpt, "cpu")
+    early = evaluate.resolve_split(str(good), None, loaded, sample=3)
+    late = evaluate.resolve_split(str(good), None, loaded).sample(3)
+    assert early.keys == late.keys and early.sampled == late.sampled == {"n": 3, "of": 5,
+                                                                        "seed": 0}
+    assert torch.equal(early.inputs, late.inputs)
 
 
 def test_official_checkpoint_to_sudoku_extreme_eval_on_the_command_line(native, tmp_path):

@@ -78,6 +78,8 @@ def evaluate(
         raise PtrmError(f"--perturb {perturb!r}: expected z, y, both or init")
     if seed + seeds >= 2**63:
         raise PtrmError("--seed must be below 2**63")
+    if limit is not None and sample_n is not None:
+        raise PtrmError("--limit and --sample do not combine: pick one")
     sigmas = _floats(sigma, "--sigma") if sigma else [0.2]
     if sigma and sigma_from is not None:
         raise PtrmError("--sigma and --sigma-from: give one of them")
@@ -117,9 +119,7 @@ def evaluate(
                       seed=seed, limit=limit, memory=budget or solver.default_memory(device),
                       out=out, as_json=as_json, identifiers=identifiers)
             return
-        evset = ev_mod.resolve_split(split, data, loaded, limit=limit)
-        if sample_n is not None:
-            evset = evset.sample(sample_n)
+        evset = ev_mod.resolve_split(split, data, loaded, limit=limit, sample=sample_n)
         budget = budget or solver.default_memory(device)
         settings = ev_mod.EvalSettings(
             K=K, D=D, sigmas=sigmas, seeds=[seed + i for i in range(seeds)], perturb=perturb,
