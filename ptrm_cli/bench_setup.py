@@ -138,11 +138,11 @@ def load_puzzles(o: BenchOptions, loaded) -> Puzzles:
     cfg = loaded.config
     ev = None
     if o.split != "random" and loaded.vocab is not None:
-        from . import evaluate
+        from .eval_sets import resolve_split
 
         split = "golden" if o.split == "auto" else o.split
         try:
-            ev = evaluate.resolve_split(split, o.data, loaded)
+            ev = resolve_split(split, o.data, loaded)
         except (PtrmError, OSError, ValueError, IndexError, KeyError) as e:
             if o.split == "auto":
                 log(f"no golden puzzles ({e}); using random inputs")

@@ -10,7 +10,7 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from ptrm_cli import evaluate, solver
+from ptrm_cli import eval_sets, evaluate, solver
 from ptrm_cli.app import app
 from ptrm_cli.engine.data import Split, write_dataset
 from ptrm_cli.engine.model import flops_per_step
@@ -183,7 +183,7 @@ def test_eval_dataset_folder_picks_val_and_one_sigma_skips_the_sweep_plot(ckpt, 
 
 def test_eval_golden_from_the_ppbench_wheel(ckpt, tmp_path):
     try:
-        path = evaluate.golden_path()
+        path = eval_sets.golden_path()
     except Exception as e:  # noqa: BLE001
         pytest.skip(f"ppbench wheel: {e}")
     assert path.name == "golden_300.jsonl"
@@ -199,7 +199,7 @@ def test_golden_filter_is_the_papers_61(ckpt):
     if path is None:
         pytest.skip(why)
     loaded = solver.load_model(ckpt, "cpu")
-    ev = evaluate.load_ppbench_jsonl(path, loaded)
+    ev = eval_sets.load_ppbench_jsonl(path, loaded)
     paper = {"sudoku": 15, "lightup": 8, "nurikabe": 9, "heyawake": 7, "tapa": 10, "shakashaka": 12}
     installed = {t: n for t, n in paper.items() if t in installed_codecs()}
     # puzzles the vocabulary cannot encode (a tapa '?' clue) are reported, not dropped silently

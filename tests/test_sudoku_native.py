@@ -362,7 +362,7 @@ def run_eval(ckpt, data, out, *extra):
 
 
 def test_tiny_trm_mlp_checkpoint_through_ptrm_eval(trm_build, native, tmp_path):
-    from ptrm_cli import evaluate, solver
+    from ptrm_cli import eval_sets, solver
     from ptrm_cli.engine.checkpoint import save_checkpoint
 
     ckpt = save_checkpoint(tmp_path / "mlp", tiny_mlp(), native.vocab, {"note": "test"})
@@ -372,7 +372,7 @@ def test_tiny_trm_mlp_checkpoint_through_ptrm_eval(trm_build, native, tmp_path):
     assert 0 <= agg["label"]["best_q"]["mean"] <= agg["label"]["pass"]["mean"] <= 1
     # what eval feeds the model is TRM's layout: ids 1..10, labels = solution + 1
     loaded = solver.load_model(ckpt, "cpu")
-    ev = evaluate.resolve_split("val", str(trm_build[1]), loaded)
+    ev = eval_sets.resolve_split("val", str(trm_build[1]), loaded)
     assert ev.inputs.shape == (3, 81) and int(ev.inputs.min()) >= 1
     ds = load_dataset(trm_build[1])
     for i, rec in enumerate(ds.split("val").puzzles):
@@ -381,11 +381,11 @@ def test_tiny_trm_mlp_checkpoint_through_ptrm_eval(trm_build, native, tmp_path):
 
 
 def test_eval_sample_is_a_seeded_subset_the_report_records(trm_build, native, tmp_path):
-    from ptrm_cli import evaluate, solver
+    from ptrm_cli import eval_sets, solver
     from ptrm_cli.engine.checkpoint import save_checkpoint
 
     ckpt = save_checkpoint(tmp_path / "mlp", tiny_mlp(), native.vocab, {"note": "test"})
-    full = evaluate.resolve_split("val", str(trm_build[1]), solver.load_model(ckpt, "cpu"))
+    full = eval_sets.resolve_split("val", str(trm_build[1]), solver.load_model(ckpt, "cpu"))
     a = run_eval(ckpt, trm_build[1], tmp_path / "a", "--sample", "2")
     b = run_eval(ckpt, trm_build[1], tmp_path / "b", "--sample", "2", "--seed", "5")
     assert a["split"]["n"] == 2 and a["split"]["sample"] == {"n": 2, "of": 3, "seed": 0}
@@ -433,13 +433,13 @@ def eval_cli(*args):
 def test_eval_reads_a_sudoku_extreme_csv_directly(native, tmp_path):
     """`ptrm eval --split test.csv`: every good row evaluated in TRM's layout, a malformed row
     and a wrong answer listed as unusable with their lines, not a traceback."""
-    from ptrm_cli import evaluate, solver
+    from ptrm_cli import eval_sets, solver
     from ptrm_cli.engine.checkpoint import save_checkpoint
 
     f = tmp_path / "test.csv"
     sols = extreme_csv(f, 3, bad=True)
     ckpt = save_checkpoint(tmp_path / "mlp", tiny_mlp(), native.vocab, {"note": "test"})
-    ev = evaluate.resolve_split(str(f), None, solver.load_model(ckpt, "cpu"))
+    ev = eval_sets.resolve_split(str(f), None, solver.load_model(ckpt, "cpu"))
     assert len(ev) == 3 and ev.inputs.shape == (3, 81) and ev.name == "test"
     assert [u["line"] for u in ev.unusable] == [3, 6]
     for i, a in enumerate(sols):  # TRM's ids: digit d -> d + 1
@@ -453,8 +453,8 @@ def test_eval_reads_a_sudoku_extreme_csv_directly(native, tmp_path):
     good = tmp_path / "good.csv"
     extreme_csv(good, 5)
     loaded = solver.load_model(ckpt, "cpu")
-    early = evaluate.resolve_split(str(good), None, loaded, sample=3)
-    late = evaluate.resolve_split(str(good), None, loaded).sample(3)
+    early = eval_sets.resolve_split(str(good), None, loaded, sample=3)
+    late = eval_sets.resolve_split(str(good), None, loaded).sample(3)
     assert early.keys == late.keys and early.sampled == late.sampled == {"n": 3, "of": 5,
                                                                         "seed": 0}
     assert torch.equal(early.inputs, late.inputs)

@@ -86,6 +86,7 @@ def evaluate(
     dets = _ints(det_D, "--det-D")
     # torch and the engine load here, not when `ptrm --help` starts
     from .. import evaluate as ev_mod
+    from ..eval_sets import resolve_split
     from .. import solver
     from ..engine import distributed
 
@@ -119,7 +120,7 @@ def evaluate(
                       seed=seed, limit=limit, memory=budget or solver.default_memory(device),
                       out=out, as_json=as_json, identifiers=identifiers)
             return
-        evset = ev_mod.resolve_split(split, data, loaded, limit=limit, sample=sample_n)
+        evset = resolve_split(split, data, loaded, limit=limit, sample=sample_n)
         budget = budget or solver.default_memory(device)
         settings = ev_mod.EvalSettings(
             K=K, D=D, sigmas=sigmas, seeds=[seed + i for i in range(seeds)], perturb=perturb,
