@@ -24,6 +24,7 @@ GOLDEN_TYPES = {"sudoku": (9, 9), "lightup": (10, 10), "nurikabe": (10, 10),
 GOLDEN_IN_WHEEL = "ppbench/bundled/golden_300.jsonl"
 PPBENCH_VERSION = "0.1.0"
 
+
 @dataclass
 class EvalSet:
     name: str
