@@ -44,18 +44,31 @@ class EvalSet:
     def __len__(self) -> int:
         return len(self.types)
 
-    def sample(self, n: int, seed: int = 0) -> EvalSet:
-        """A seeded random n of the puzzles (`sample_rows`)."""
-        if n >= len(self):
-            return self
-        idx = sample_rows(len(self), n, seed)
-        rows = torch.as_tensor(idx)
+    def rows(self, idx, **changes) -> EvalSet:
+        """The puzzles at positions `idx` (in that order), other fields as `changes` say."""
+        idx = list(idx)
+        rows = torch.as_tensor(idx, dtype=torch.long)
         pick = lambda xs: [xs[i] for i in idx]  # noqa: E731
         return replace(self, inputs=self.inputs[rows], labels=self.labels[rows],
                        types=pick(self.types), keys=pick(self.keys),
                        verifiers=pick(self.verifiers),
                        puzzle_ids=None if self.puzzle_ids is None else self.puzzle_ids[rows],
-                       sampled={"n": n, "of": len(self), "seed": seed})
+                       **changes)
+
+    def sample(self, n: int, seed: int = 0) -> EvalSet:
+        """A seeded random n of the puzzles (`sample_rows`)."""
+        if n >= len(self):
+            return self
+        return self.rows(sample_rows(len(self), n, seed).tolist(),
+                         sampled={"n": n, "of": len(self), "seed": seed})
+
+    def only(self, types: list[str]) -> EvalSet:
+        """The puzzles of these types (`--types`); a type the set does not hold is an error."""
+        missing = [t for t in types if t not in self.types]
+        if missing:
+            raise PtrmError(f"{self.name}: no {', '.join(missing)} puzzles to evaluate "
+                            f"(it holds {', '.join(self.type_order())})")
+        return self.rows([i for i, t in enumerate(self.types) if t in types])
 
     def type_order(self) -> list[str]:
         known = [t for t in GOLDEN_TYPES if t in self.types]
@@ -144,7 +157,7 @@ def load_ppbench_jsonl(path: Path, loaded: LoadedModel, *, name: str = "golden",
 
 
 def load_source_file(path: Path, loaded: LoadedModel, *, limit: int | None = None,
-                     sample: int | None = None) -> EvalSet:
+                     sample: int | None = None, types: list[str] | None = None) -> EvalSet:
     """Any other source file `ptrm build-data` reads (sources.READERS: Sudoku-Extreme CSV,
     sudoku lists, janko JSON), every puzzle of it, in the model's token family. Rows that
     cannot be read or used are listed as unusable with their line, as build-data counts them.
@@ -161,6 +174,8 @@ def load_source_file(path: Path, loaded: LoadedModel, *, limit: int | None = Non
     bad = lambda loc, why, t=None: unusable.append(  # noqa: E731
         {"line": loc, "type": t, "key": None, "reason": why})
     items = reader.read(path, bad)
+    if types is not None:
+        items = [it for it in items if sources.resolve_type(it.type) in types]
     sampled = None
     if sample is not None:
         items = list(items)
@@ -258,9 +273,11 @@ def load_dataset_split(path: Path, split: str | None, loaded: LoadedModel, *,
 
 
 def resolve_split(split: str, data: str | None, loaded: LoadedModel, *,
-                  limit: int | None = None, sample: int | None = None) -> EvalSet:
+                  limit: int | None = None, sample: int | None = None,
+                  types: list[str] | None = None) -> EvalSet:
     """--split golden | FILE.jsonl (PPBench) | another source file (Sudoku-Extreme CSV, ...) |
-    DATASET_DIR | NAME (with --data DIR); `sample`: a seeded n of its puzzles (`sample_rows`)."""
+    DATASET_DIR | NAME (with --data DIR); then only `types` (`EvalSet.only`), then a seeded
+    `sample` of what is left (`sample_rows`)."""
     p = Path(split).expanduser()
     if split == "golden" and data is None:
         ev = load_ppbench_jsonl(golden_path(), loaded, name="golden", limit=limit)
@@ -269,7 +286,8 @@ def resolve_split(split: str, data: str | None, loaded: LoadedModel, *,
 
         reader = sources.reader_for(p)
         if reader is not None and reader.kind != sources.JsonlRecords.kind:
-            return load_source_file(p, loaded, limit=limit, sample=sample)
+            ev = load_source_file(p, loaded, limit=limit, sample=sample, types=types)
+            return ev if types is None else ev.only(types)  # says which type is missing
         ev = load_ppbench_jsonl(p, loaded, name=p.stem, limit=limit)
     elif data is None and p.is_dir():
         ev = load_dataset_split(p, None, loaded, limit=limit)
@@ -281,4 +299,6 @@ def resolve_split(split: str, data: str | None, loaded: LoadedModel, *,
     else:
         raise PtrmError(f"--split {split}: not golden, a JSONL file or a dataset folder",
                         hint=f"for a named split, give its dataset: --split {split} --data DIR")
+    if types is not None:
+        ev = ev.only(types)
     return ev if sample is None else ev.sample(sample)

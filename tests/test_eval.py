@@ -210,6 +210,15 @@ def test_golden_filter_is_the_papers_61(ckpt):
     if len(installed) == 6:
         assert len(ev) + len(unusable) == 61
         assert "aggregate_excl_shakashaka" in evaluate.groups_of(ev)
+    # --types keeps those types' puzzles in split order; --sample then draws among them
+    some = [t for t in ("tapa", "nurikabe") if t in ev.types]
+    if some:
+        sub = eval_sets.resolve_split(str(path), None, loaded, types=some)
+        assert sub.keys == [k for k, t in zip(ev.keys, ev.types) if t in some]
+        assert torch.equal(sub.inputs, ev.inputs[[i for i, t in enumerate(ev.types) if t in some]])
+        both = eval_sets.resolve_split(str(path), None, loaded, types=some, sample=3)
+        assert set(both.types) <= set(some) and set(both.keys) < set(sub.keys)
+        assert both.keys == sub.sample(3).keys
     # labels satisfy every codec's rules: decode(label) verifies
     for v, lab in zip(ev.verifiers, ev.labels):
         assert v(lab.numpy()).valid, v.codec.name
@@ -255,6 +264,10 @@ def test_eval_errors(ckpt, dataset, tmp_path):
     other = tmp_path / "other.jsonl"
     other.write_text('{"pid": "slither", "width": 10, "height": 10}\n')
     bad("eval", "--split", other, "-c", ckpt, match="no puzzles")
+    bad("eval", "--split", dataset, "-c", ckpt, "--types", "sudoku,tapa",
+        match="no tapa puzzles to evaluate (it holds sudoku)")
+    bad("eval", "--split", dataset, "-c", ckpt, "--limit", 2, "--sample", 1,
+        match="do not combine")
 
 
 def test_eval_checkpoint_of_another_vocabulary(dataset, tmp_path):

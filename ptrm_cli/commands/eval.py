@@ -58,6 +58,8 @@ def evaluate(
     memory: str = typer.Option(None, "--memory", show_default="2GB on CPU, 60% of free GPU memory",
                                help="Memory budget of one forward chunk, e.g. 8GB."),
     limit: int = typer.Option(None, "--limit", min=1, help="Only the first N puzzles."),
+    types: str = typer.Option(None, "--types", show_default="all of the split's",
+                              help="Only these puzzle types, comma-separated (tapa,nurikabe)."),
     sample_n: int = typer.Option(None, "--sample", min=1, show_default=False, help=(
         "A seeded random N of the split's puzzles (seed 0 of its own: the same N for every "
         "--seed and setting), for costly settings on large splits; the report says so.")),
@@ -120,7 +122,9 @@ def evaluate(
                       seed=seed, limit=limit, memory=budget or solver.default_memory(device),
                       out=out, as_json=as_json, identifiers=identifiers)
             return
-        evset = resolve_split(split, data, loaded, limit=limit, sample=sample_n)
+        evset = resolve_split(split, data, loaded, limit=limit, sample=sample_n,
+                              types=[t.strip() for t in types.split(",") if t.strip()]
+                              if types else None)
         budget = budget or solver.default_memory(device)
         settings = ev_mod.EvalSettings(
             K=K, D=D, sigmas=sigmas, seeds=[seed + i for i in range(seeds)], perturb=perturb,
