@@ -7,6 +7,7 @@
 #   carry: .whl data/ppbench-valset
 #   run:   bash scripts/gpu/perf.sh headline       (fast, adaptive, eager, profile: ~6 min)
 #   run:   bash scripts/gpu/perf.sh curve          (the curve on validation: ~8 min)
+#   run:   bash scripts/gpu/perf.sh autotune       (Inductor's max-autotune GEMMs, never run yet)
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 VAL=data/ppbench-valset
@@ -28,6 +29,12 @@ curve() {
     setup
     timeout "$(left 570)" ptrm bench -c "$MODEL" --split val --data "$VAL" --puzzles 375 \
         --K 100 --D 48 --modes curve --out "$OUT/curve_val.json" 2>&1 | tail -n 60
+}
+
+autotune() {  # Triton GEMM templates with fused epilogues: the cheap route to fewer bytes
+    setup
+    timeout "$(left 570)" ptrm bench -c "$MODEL" --K 100 --D 48 --puzzles 61 --split golden \
+        --modes fast,fast-autotune --out "$OUT/bench_autotune.json" 2>&1 | tail -n 40
 }
 
 "$@"
