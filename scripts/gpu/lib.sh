@@ -28,12 +28,28 @@ pack() {
     cp "$last"/config.json "$last"/model.safetensors /tmp/pack/last/
     [ "${2:-}" = raw ] && cp "$last"/train_state* /tmp/pack/last/
     cp "$best"/config.json "$best"/model.safetensors /tmp/pack/best/
+    # the run's best validation record ({"step", "exact_accuracy"}), for `unpack` to compare
+    python3 -c "import json, sys; json.dump(json.load(open(sys.argv[1])).get('best'), \
+        open(sys.argv[2], 'w'))" "$last/train_state.json" /tmp/pack/best/score.json
     echo "last $(basename "$last") best $(basename "$best")" | tee /tmp/pack/steps.txt
     tar cf - -C /tmp/pack . | split -b 15m - "$OUT/ckpt.tar.part-"
 }
 
-# unpack FROM_DIR TO_DIR: here, what `pack` sent back (last/ and best/)
+# unpack FROM_DIR TO_DIR: here, what `pack` sent back (last/ and best/). A warm-started run
+# knows only its own best, so a better `best` already in TO_DIR (an earlier session's, on the
+# same validation) is kept.
 unpack() {
-    rm -rf "$2" && mkdir -p "$2" && cat "$1"/ckpt.tar.part-* | tar xf - -C "$2" \
-        && cat "$2/steps.txt"
+    rm -rf "$2.new" && mkdir -p "$2.new" && cat "$1"/ckpt.tar.part-* | tar xf - -C "$2.new" \
+        || return 1
+    if [ -f "$2/best/score.json" ] && python3 - "$2/best/score.json" "$2.new/best/score.json" \
+            <<'EOF'
+import json, sys
+old, new = (json.load(open(p)) or {"exact_accuracy": -1.0} for p in sys.argv[1:])
+sys.exit(0 if old["exact_accuracy"] > new["exact_accuracy"] else 1)
+EOF
+    then
+        rm -rf "$2.new/best" && mv "$2/best" "$2.new/best"
+        echo "kept the earlier best: $(cat "$2.new/best/score.json")"
+    fi
+    rm -rf "$2" && mv "$2.new" "$2" && cat "$2/steps.txt"
 }
