@@ -170,7 +170,7 @@ def load_source_file(path: Path, loaded: LoadedModel, *, limit: int | None = Non
         raise PtrmError(f"{path}: not a file any source reader recognises",
                         hint="`ptrm build-data --help` lists the source formats")
     codecs = _installed()
-    inputs, labels, types, keys, verifiers, skipped, unusable = [], [], [], [], [], {}, []
+    inputs, labels, row_types, keys, verifiers, skipped, unusable = [], [], [], [], [], {}, []
     bad = lambda loc, why, t=None: unusable.append(  # noqa: E731
         {"line": loc, "type": t, "key": None, "reason": why})
     items = reader.read(path, bad)
@@ -182,7 +182,7 @@ def load_source_file(path: Path, loaded: LoadedModel, *, limit: int | None = Non
         sampled = {"n": min(sample, len(items)), "of": len(items), "seed": 0}
         items = [items[i] for i in sample_rows(len(items), sample)]
     for item in items:
-        if limit is not None and len(types) >= limit:
+        if limit is not None and len(row_types) >= limit:
             break
         t = sources.resolve_type(item.type)
         if t not in codecs:
@@ -199,16 +199,16 @@ def load_source_file(path: Path, loaded: LoadedModel, *, limit: int | None = Non
             continue
         inputs.append(x)
         labels.append(y)
-        types.append(t)
+        row_types.append(t)
         keys.append(item.ident or codec.key(puzzle))
         verifiers.append(Verifier(codec, puzzle, family))
-    if not types:
+    if not row_types:
         why = f" (skipped: {', '.join(skipped)})" if skipped else ""
         first = f"; line {unusable[0]['line']}: {unusable[0]['reason']}" if unusable else ""
         raise PtrmError(f"{path}: no puzzle to evaluate{why}{first}")
     return EvalSet(path.stem, str(path), torch.as_tensor(np.stack(inputs), dtype=torch.long),
-                   torch.as_tensor(np.stack(labels), dtype=torch.long), types, keys, verifiers,
-                   skipped=skipped, unusable=unusable, sampled=sampled)
+                   torch.as_tensor(np.stack(labels), dtype=torch.long), row_types, keys,
+                   verifiers, skipped=skipped, unusable=unusable, sampled=sampled)
 
 
 def load_dataset_split(path: Path, split: str | None, loaded: LoadedModel, *,

@@ -458,6 +458,11 @@ def test_eval_reads_a_sudoku_extreme_csv_directly(native, tmp_path):
     assert early.keys == late.keys and early.sampled == late.sampled == {"n": 3, "of": 5,
                                                                         "seed": 0}
     assert torch.equal(early.inputs, late.inputs)
+    # --types on a source file: the file's own type keeps everything, another one is an error
+    typed = eval_sets.resolve_split(str(good), None, loaded, types=["sudoku"], sample=3)
+    assert typed.keys == early.keys
+    with pytest.raises(PtrmError, match="no puzzle to evaluate"):
+        eval_sets.resolve_split(str(good), None, loaded, types=["tapa"])
 
 
 def test_official_checkpoint_to_sudoku_extreme_eval_on_the_command_line(native, tmp_path):
