@@ -21,7 +21,10 @@ def table(report: dict, judge: str) -> str:
     for p in runs:
         head += [f"{name}@{p['K']}" for _, name in SELECTORS]
     settings = ", ".join("PTRM K={K} D={D} σ={sigma:g}".format(**p) for p in runs)
-    lines = [f"{report['split']['name']} ({report['split']['n']} puzzles), {settings}, "
+    sample = report["split"].get("sample")  # --sample: n of a larger split
+    size = (f"{report['split']['n']} puzzles" if not sample else
+            f"{report['split']['n']} of {sample['of']} puzzles, a seeded sample")
+    lines = [f"{report['split']['name']} ({size}), {settings}, "
              f"{len(runs[0]['runs'])} seeds, % correct by the {judge} judgment, "
              f"{report['device']}:", "",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
