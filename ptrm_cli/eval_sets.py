@@ -175,6 +175,12 @@ def load_source_file(path: Path, loaded: LoadedModel, *, limit: int | None = Non
         {"line": loc, "type": t, "key": None, "reason": why})
     items = reader.read(path, bad)
     if types is not None:
+        items = list(items)
+        held = sorted({sources.resolve_type(it.type) for it in items})
+        missing = [t for t in types if t not in held]
+        if missing:
+            raise PtrmError(f"{path}: no {', '.join(missing)} puzzles to evaluate "
+                            f"(it holds {', '.join(held) or 'none'})")
         items = [it for it in items if sources.resolve_type(it.type) in types]
     sampled = None
     if sample is not None:
@@ -286,8 +292,7 @@ def resolve_split(split: str, data: str | None, loaded: LoadedModel, *,
 
         reader = sources.reader_for(p)
         if reader is not None and reader.kind != sources.JsonlRecords.kind:
-            ev = load_source_file(p, loaded, limit=limit, sample=sample, types=types)
-            return ev if types is None else ev.only(types)  # says which type is missing
+            return load_source_file(p, loaded, limit=limit, sample=sample, types=types)
         ev = load_ppbench_jsonl(p, loaded, name=p.stem, limit=limit)
     elif data is None and p.is_dir():
         ev = load_dataset_split(p, None, loaded, limit=limit)

@@ -461,7 +461,7 @@ def test_eval_reads_a_sudoku_extreme_csv_directly(native, tmp_path):
     # --types on a source file: the file's own type keeps everything, another one is an error
     typed = eval_sets.resolve_split(str(good), None, loaded, types=["sudoku"], sample=3)
     assert typed.keys == early.keys
-    with pytest.raises(PtrmError, match="no puzzle to evaluate"):
+    with pytest.raises(PtrmError, match=r"no tapa puzzles to evaluate \(it holds sudoku\)"):
         eval_sets.resolve_split(str(good), None, loaded, types=["tapa"])
 
 
