@@ -157,12 +157,14 @@ def load_ppbench_jsonl(path: Path, loaded: LoadedModel, *, name: str = "golden",
 
 
 def load_source_file(path: Path, loaded: LoadedModel, *, limit: int | None = None,
-                     sample: int | None = None, types: list[str] | None = None) -> EvalSet:
+                     sample: int | None = None, types: list[str] | None = None,
+                     min_difficulty: int | None = None) -> EvalSet:
     """Any other source file `ptrm build-data` reads (sources.READERS: Sudoku-Extreme CSV,
     sudoku lists, janko JSON), every puzzle of it, in the model's token family. Rows that
     cannot be read or used are listed as unusable with their line, as build-data counts them.
     `sample`: a seeded n of the file's records, drawn before decoding (Sudoku-Extreme's test
-    set has 423k rows; only the sample is decoded and held)."""
+    set has 423k rows; only the sample is decoded and held), after `types` and
+    `min_difficulty` (records rated N or more, as build-data's --min-difficulty)."""
     from . import sources
 
     reader = sources.reader_for(path)
@@ -182,6 +184,15 @@ def load_source_file(path: Path, loaded: LoadedModel, *, limit: int | None = Non
             raise PtrmError(f"{path}: no {', '.join(missing)} puzzles to evaluate "
                             f"(it holds {', '.join(held) or 'none'})")
         items = [it for it in items if sources.resolve_type(it.type) in types]
+    source = str(path)
+    if min_difficulty is not None:
+        items = list(items)
+        rated = [it for it in items if it.rating is not None and it.rating >= min_difficulty]
+        if not rated:
+            unrated = sum(it.rating is None for it in items)
+            raise PtrmError(f"{path}: no record rated {min_difficulty} or more "
+                            f"({len(items)} read, {unrated} without a rating)")
+        items, source = rated, f"{path} (rating >= {min_difficulty})"
     sampled = None
     if sample is not None:
         items = list(items)
@@ -212,7 +223,7 @@ def load_source_file(path: Path, loaded: LoadedModel, *, limit: int | None = Non
         why = f" (skipped: {', '.join(skipped)})" if skipped else ""
         first = f"; line {unusable[0]['line']}: {unusable[0]['reason']}" if unusable else ""
         raise PtrmError(f"{path}: no puzzle to evaluate{why}{first}")
-    return EvalSet(path.stem, str(path), torch.as_tensor(np.stack(inputs), dtype=torch.long),
+    return EvalSet(path.stem, source, torch.as_tensor(np.stack(inputs), dtype=torch.long),
                    torch.as_tensor(np.stack(labels), dtype=torch.long), row_types, keys,
                    verifiers, skipped=skipped, unusable=unusable, sampled=sampled)
 
@@ -280,11 +291,14 @@ def load_dataset_split(path: Path, split: str | None, loaded: LoadedModel, *,
 
 def resolve_split(split: str, data: str | None, loaded: LoadedModel, *,
                   limit: int | None = None, sample: int | None = None,
-                  types: list[str] | None = None) -> EvalSet:
+                  types: list[str] | None = None, min_difficulty: int | None = None) -> EvalSet:
     """--split golden | FILE.jsonl (PPBench) | another source file (Sudoku-Extreme CSV, ...) |
     DATASET_DIR | NAME (with --data DIR); then only `types` (`EvalSet.only`), then a seeded
-    `sample` of what is left (`sample_rows`)."""
+    `sample` of what is left (`sample_rows`). `min_difficulty`: source files with ratings."""
     p = Path(split).expanduser()
+    if min_difficulty is not None and not (data is None and p.is_file()):
+        raise PtrmError("--min-difficulty applies to a rated source file (a Sudoku-Extreme "
+                        "CSV given as --split FILE)")
     if split == "golden" and data is None:
         ev = load_ppbench_jsonl(golden_path(), loaded, name="golden", limit=limit)
     elif data is None and p.is_file():
@@ -292,7 +306,8 @@ def resolve_split(split: str, data: str | None, loaded: LoadedModel, *,
 
         reader = sources.reader_for(p)
         if reader is not None and reader.kind != sources.JsonlRecords.kind:
-            return load_source_file(p, loaded, limit=limit, sample=sample, types=types)
+            return load_source_file(p, loaded, limit=limit, sample=sample, types=types,
+                                    min_difficulty=min_difficulty)
         ev = load_ppbench_jsonl(p, loaded, name=p.stem, limit=limit)
     elif data is None and p.is_dir():
         ev = load_dataset_split(p, None, loaded, limit=limit)

@@ -463,6 +463,16 @@ def test_eval_reads_a_sudoku_extreme_csv_directly(native, tmp_path):
     assert typed.keys == early.keys
     with pytest.raises(PtrmError, match=r"no tapa puzzles to evaluate \(it holds sudoku\)"):
         eval_sets.resolve_split(str(good), None, loaded, types=["tapa"])
+    # --min-difficulty: records rated N or more (the made rows are rated 0..4), before --sample
+    hard = eval_sets.resolve_split(str(good), None, loaded, min_difficulty=2)
+    assert hard.keys == eval_sets.resolve_split(str(good), None, loaded).keys[2:]
+    assert hard.source.endswith("(rating >= 2)")
+    assert len(eval_sets.resolve_split(str(good), None, loaded, min_difficulty=2,
+                                       sample=2)) == 2
+    with pytest.raises(PtrmError, match="no record rated 99 or more .5 read, 0 without"):
+        eval_sets.resolve_split(str(good), None, loaded, min_difficulty=99)
+    with pytest.raises(PtrmError, match="--min-difficulty applies to a rated source file"):
+        eval_sets.resolve_split("golden", None, loaded, min_difficulty=1)
 
 
 def test_official_checkpoint_to_sudoku_extreme_eval_on_the_command_line(native, tmp_path):

@@ -60,6 +60,9 @@ def evaluate(
     limit: int = typer.Option(None, "--limit", min=1, help="Only the first N puzzles."),
     types: str = typer.Option(None, "--types", show_default="all of the split's",
                               help="Only these puzzle types, comma-separated (tapa,nurikabe)."),
+    min_difficulty: int = typer.Option(None, "--min-difficulty", show_default=False, help=(
+        "A rated source file (Sudoku-Extreme CSV): only records rated N or more, as "
+        "build-data's --min-difficulty.")),
     sample_n: int = typer.Option(None, "--sample", min=1, show_default=False, help=(
         "A seeded random N of the split's puzzles (seed 0 of its own: the same N for every "
         "--seed and setting), for costly settings on large splits; the report says so.")),
@@ -124,7 +127,7 @@ def evaluate(
             return
         evset = resolve_split(split, data, loaded, limit=limit, sample=sample_n,
                               types=[t.strip() for t in types.split(",") if t.strip()]
-                              if types else None)
+                              if types else None, min_difficulty=min_difficulty)
         budget = budget or solver.default_memory(device)
         settings = ev_mod.EvalSettings(
             K=K, D=D, sigmas=sigmas, seeds=[seed + i for i in range(seeds)], perturb=perturb,
