@@ -23,7 +23,7 @@ RUN=${RUN:-runs/sudoku-mlp}
 RESUME=${RESUME:-data/sudoku-mlp-resume}
 
 # a dry run on a CPU: NO_SETUP=1 SETS="--set model.hidden_size=32 ..." K=2 D=2 SAMPLE=10
-K=${K:-100} D=${D:-64} SAMPLE=${SAMPLE:-1000}
+K=${K:-100} D=${D:-64} SAMPLE=${SAMPLE:-1000} TUNE_SAMPLE=${TUNE_SAMPLE:-100}
 read -ra SETS <<< "${SETS:-}"
 
 prepare() {  # here: the two tdoku lists (8 MB) travel; tdoku-hard (324 MB) is rebuilt there
@@ -51,11 +51,13 @@ train() {  # train SECONDS: continue (or start) the official recipe for that lon
     setup
     build
     local from=()
-    if [ -f "$RESUME/last/model.safetensors" ]; then
+    if [ -e "$RUN/checkpoints/last" ]; then   # the machine stayed warm: continue exactly
+        from=(--resume)
+    elif [ -f "$RESUME/last/model.safetensors" ]; then
         from=(--init-from "$RESUME/last" --set resume.rewarmup_steps=200)
     fi
     timeout -s TERM "$(left "${1:-560}")" ptrm train examples/configs/sudoku-mlp.yaml \
-        $(gpus) "${from[@]}" --set run_dir="$RUN" --set checkpoint.every_steps=1000 \
+        $(gpus) "${from[@]}" --set run_dir="$RUN" --set checkpoint.every_steps=1000 --set eval.every_steps=2000 \
         --set log.progress=lines "${SETS[@]}" 2>&1 | grep -v "^\s*$" | tail -n 40
     cp "$RUN/log.jsonl" "$OUT/train_log.jsonl"
     pack "$RUN" raw   # last: EMA + raw weights + state (~40 MB); best on tdoku-tune: EMA
@@ -67,9 +69,12 @@ keep() { unpack "$1" "$RESUME"; }  # here: what a train call brought back (files
 evaluate() {  # sigma on tdoku-tune, then the test split: TRM on all 5,000, PTRM on 1,000 of them
     setup
     build
-    local ckpt=$RESUME/best
+    local ckpt=$RESUME/best   # brought back by an earlier session, else this machine's run
+    [ -f "$ckpt/model.safetensors" ] || ckpt=$RUN/checkpoints/best
+    echo "evaluating $(readlink -f "$ckpt")"
     timeout "$(left 200)" ptrm eval --split val --data data/tdoku-tune -c "$ckpt" --K "$K" \
-        --D "$D" --sigma 0.1,0.2,0.3,0.5 --seeds 1 --det-D "$D" $(gpus) -o "$RUN/sweep_tune" \
+        --D "$D" --sigma 0.1,0.2,0.3,0.5 --seeds 1 --det-D "$D" --sample "$TUNE_SAMPLE" $(gpus) \
+        -o "$RUN/sweep_tune" \
         --no-plots 2>&1 | tail -n 20
     cp "$RUN/sweep_tune/report.json" "$OUT/sweep_tune.json"
     timeout "$(left 260)" ptrm eval --split val --data data/tdoku-hard -c "$ckpt" --K 1 \
