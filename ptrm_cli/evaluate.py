@@ -215,23 +215,11 @@ def run_eval(loaded: LoadedModel, ev: EvalSet, s: EvalSettings, *,
                                                   draws=s.draws, seed=seed))
             if record:
                 qsteps = _q_steps(out, ev.labels, sigma, seed)
-        summary = {}
-        for g in groups:
-            n = runs[0]["groups"][g]["n"]
-            summary[g] = {"n": n}
-            for judge in ("label", "rules"):
-                summary[g][judge] = {k: summarize([r["groups"][g][judge][k] for r in runs], n)
-                                     for k in METRICS}
-        t_mean = float(np.mean([r["time_per_puzzle_s"] for r in runs]))
-        ptrm.append({"sigma": sigma, "K": s.K, "D": s.D, "perturb": s.perturb,
-                     "flops_per_puzzle": s.K * s.D * fps, "time_per_puzzle_s": t_mean,
-                     "time_per_puzzle_std_s": float(np.std([r["time_per_puzzle_s"] for r in runs])),
-                     "cost_per_puzzle_usd": t_mean * USD_PER_H100_HOUR / 3600,
-                     "verify_time_per_puzzle_s": float(np.mean([r["verify_time_per_puzzle_s"]
-                                                               for r in runs])),
-                     "runs": runs, "summary": summary,
-                     "per_puzzle": {j: {k: (v / len(s.seeds)).tolist() for k, v in d.items()}
-                                    for j, d in per_puzzle.items()}})
+        ptrm.append(ptrm_entry(
+            {"sigma": sigma, "K": s.K, "D": s.D, "perturb": s.perturb,
+             "flops_per_puzzle": s.K * s.D * fps}, runs, list(groups),
+            {j: {k: (v / len(s.seeds)).tolist() for k, v in d.items()}
+             for j, d in per_puzzle.items()}))
         if si == 0:
             width = _width(curves, sigma)
 
@@ -253,6 +241,26 @@ def run_eval(loaded: LoadedModel, ev: EvalSet, s: EvalSettings, *,
         "groups": list(groups),
         "deterministic": det, "ptrm": ptrm, "width_curve": width, "q_steps": qsteps,
     }
+
+
+def ptrm_entry(setting: dict, runs: list[dict], groups: list[str], per_puzzle: dict) -> dict:
+    """One sigma's PTRM record: its settings, every seed's run, their summary per group and
+    judgment (mean, spread, Wilson interval), mean time and cost; `per_puzzle` is each
+    puzzle's score averaged over the seeds. Also what `eval_merge` rebuilds merged seeds with."""
+    summary = {}
+    for g in groups:
+        n = runs[0]["groups"][g]["n"]
+        summary[g] = {"n": n}
+        for judge in ("label", "rules"):
+            summary[g][judge] = {k: summarize([r["groups"][g][judge][k] for r in runs], n)
+                                 for k in METRICS}
+    times = [r["time_per_puzzle_s"] for r in runs]
+    t_mean = float(np.mean(times))
+    return {**setting, "time_per_puzzle_s": t_mean, "time_per_puzzle_std_s": float(np.std(times)),
+            "cost_per_puzzle_usd": t_mean * USD_PER_H100_HOUR / 3600,
+            "verify_time_per_puzzle_s": float(np.mean([r["verify_time_per_puzzle_s"]
+                                                      for r in runs])),
+            "runs": runs, "summary": summary, "per_puzzle": per_puzzle}
 
 
 def _timing(t_model: float, t_verify: float, P: int) -> dict:

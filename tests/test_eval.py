@@ -275,3 +275,79 @@ def test_eval_checkpoint_of_another_vocabulary(dataset, tmp_path):
 
     maze = save_tiny_checkpoint(tmp_path / "maze", Vocab("maze", (PAD, "wall", "open")))
     bad("eval", "--split", dataset, "-c", maze, match="vocabulary")
+
+
+# -- --merge: seeds run as separate jobs, put back together ------------------------------------
+
+def _strip_times(x):
+    """The report without what differs between two runs of the same computation."""
+    if isinstance(x, dict):
+        return {k: _strip_times(v) for k, v in x.items()
+                if "time" not in k and "cost" not in k and k not in ("created", "files")}
+    if isinstance(x, list):
+        return [_strip_times(v) for v in x]
+    return x
+
+
+def _close(a, b, path="report"):
+    if isinstance(a, dict):
+        assert a.keys() == b.keys(), path
+        for k in a:
+            _close(a[k], b[k], f"{path}.{k}")
+    elif isinstance(a, list):
+        assert len(a) == len(b), path
+        for i, (x, y) in enumerate(zip(a, b)):
+            _close(x, y, f"{path}[{i}]")
+    elif isinstance(a, float):
+        assert a == pytest.approx(b, abs=1e-9), path
+    else:
+        assert a == b, path
+
+
+def test_merge_of_one_seed_jobs_equals_one_job_of_every_seed(report, ckpt, dataset, tmp_path):
+    whole, _ = report  # seeds 0 and 1 in one job
+    parts = []
+    for seed in (0, 1):
+        out = tmp_path / f"seed{seed}"
+        r = ptrm("eval", "--split", "val", "--data", dataset, "-c", ckpt, "--K", 4, "--D", 2,
+                 "--sigma", "0,0.5", "--seed", seed, "--seeds", 1, "--out", out, "--no-plots")
+        assert r.exit_code == 0, r.output
+        parts.append(out)
+    # the two jobs disagree somewhere, or the test could not tell a merge from a copy
+    one, two = (json.loads((p / "report.json").read_text()) for p in parts)
+    assert _strip_times(one["ptrm"]) != _strip_times(two["ptrm"])
+
+    merged_dir = tmp_path / "merged"
+    r = ptrm("eval", "--merge", parts[1], "--merge", parts[0] / "report.json", "-o", merged_dir)
+    assert r.exit_code == 0, r.output
+    assert "merged seeds [0, 1] of 2 reports" in r.output and "best-Q" in r.output
+    merged = json.loads((merged_dir / "report.json").read_text())
+    assert [m["seeds"] for m in merged["merged_from"]] == [[1], [0]]
+    assert merged["settings"]["seeds"] == [0, 1]
+    for key in ("ptrm", "deterministic", "width_curve", "q_steps", "split", "model"):
+        if key == "q_steps":  # recorded for the first seed of the first report only
+            assert merged[key]["seed"] == 1 and whole[key]["seed"] == 0
+            continue
+        _close(_strip_times(merged[key]), _strip_times(whole[key]), key)
+    for name in ("width_scaling", "sigma_sweep", "q_steps"):  # plots from the merged report
+        assert (merged_dir / f"{name}.png").read_bytes()[:8] == PNG
+    # the merged time is the mean over every seed's run
+    runs = [run["time_per_puzzle_s"] for p in (one, two) for run in p["ptrm"][0]["runs"]]
+    assert merged["ptrm"][0]["time_per_puzzle_s"] == pytest.approx(np.mean(runs))
+
+
+def test_merge_refuses_reports_of_different_evaluations(report, ckpt, dataset, tmp_path):
+    _, whole = report
+    bad("eval", "--merge", whole, match="two or more reports")
+    bad("eval", "--merge", whole, "--merge", whole, match="seed 0 is in both")
+    bad("eval", "--merge", whole, "--merge", tmp_path / "none", match="no such report")
+    junk = tmp_path / "junk.json"
+    junk.write_text("{}")
+    bad("eval", "--merge", whole, "--merge", junk, match="not a `ptrm eval` report")
+    other = tmp_path / "other"
+    for args, what in ((("--K", 2), "settings (K 2 vs 4)"), (("--limit", 3), "puzzles")):
+        r = ptrm("eval", "--split", "val", "--data", dataset, "-c", ckpt, "--K", 4, "--D", 2,
+                 "--sigma", "0,0.5", "--seed", 5, "--seeds", 1, *args, "--out", other,
+                 "--no-plots")
+        assert r.exit_code == 0, r.output
+        bad("eval", "--merge", whole, "--merge", other, match=what)

@@ -76,9 +76,18 @@ def evaluate(
                                      show_default="the checkpoint's own, else the dataset's",
                                      help="ARC: the identifiers.json naming the checkpoint's "
                                           "puzzle-embedding rows (docs/MAZE_ARC.md)."),
+    merge: list[Path] = typer.Option([], "--merge", metavar="REPORT", show_default=False, help=(
+        "Run nothing: merge the reports (report.json or its folder; repeat the option) of one "
+        "evaluation whose seeds ran as separate jobs (--seed S --seeds 1) into one report in "
+        "--out, as if one job had run every seed.")),
     as_json: bool = JSON,
 ):
-    """Evaluate PTRM against deterministic TRM: every selector, per type, over seeds."""
+    """Evaluate PTRM against deterministic TRM: every selector, per type, over seeds.
+
+    A long evaluation can be split by seed across jobs and put back together with --merge.
+    """
+    if merge:
+        return _merge(merge, out or Path("eval_merged"), plots=plots, as_json=as_json)
     if perturb not in ("z", "y", "both", "init"):
         raise PtrmError(f"--perturb {perturb!r}: expected z, y, both or init")
     if seed + seeds >= 2**63:
@@ -171,6 +180,21 @@ def evaluate(
         for table in ev_mod.tables(report):
             console.print(table)
         console.print("wrote " + ", ".join(files.values()), highlight=False, soft_wrap=True)
+
+
+def _merge(paths: list[Path], out: Path, *, plots: bool, as_json: bool) -> None:
+    from .. import evaluate as ev_mod, solver
+    from ..eval_merge import load_report, merge
+
+    report = merge([load_report(p.expanduser()) for p in paths])
+    files = ev_mod.write_report(report, out, plots=plots)
+    if as_json:
+        typer.echo(solver.to_json(report))
+        return
+    for table in ev_mod.tables(report):
+        console.print(table)
+    console.print(f"merged seeds {report['settings']['seeds']} of {len(paths)} reports; wrote "
+                  + ", ".join(files.values()), highlight=False, soft_wrap=True)
 
 
 def _is_arc(data: Path) -> bool:

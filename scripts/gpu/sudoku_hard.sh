@@ -8,7 +8,8 @@
 #        data/tdoku-tune data/sudoku-mlp-resume    (the last one once a session brought it back)
 #   bash scripts/gpu/sudoku_hard.sh keep DIR  # here: unpack what came back (files_at) into
 #                                             # data/sudoku-mlp-resume (last/ and best/)
-#   run: bash scripts/gpu/sudoku_hard.sh evaluate         (same carry)
+#   run: bash scripts/gpu/sudoku_hard.sh evaluate-tune | evaluate-trm | evaluate-ptrm SEED
+#        (same carry; see the phases below)
 #
 # Why phases: the official recipe is 65,104 updates (50,000 epochs x 1,000 puzzles / 768); a
 # session's 30 device minutes hold part of it, so each `train` call continues from the weights
@@ -66,26 +67,49 @@ train() {  # train SECONDS: continue (or start) the official recipe for that lon
 
 keep() { unpack "$1" "$RESUME"; }  # here: what a train call brought back (files_at)
 
-evaluate() {  # sigma on tdoku-tune, then the test split: TRM on all 5,000, PTRM on 1,000 of them
+# The evaluation, one device call per phase (measured 2026-11-26 on 4 H200s: PTRM K=100 D=64
+# costs 0.35-0.39 s per puzzle, so a seed of 1,000 test puzzles is ~6 minutes):
+#   evaluate-tune          sigma on tdoku-tune (a seeded TUNE_SAMPLE of its 300)
+#   evaluate-trm           TRM K=1 at D=16 and D=64 on all 5,000 test puzzles
+#   evaluate-ptrm SEED [N] PTRM K=100 D=64 on a seeded SAMPLE of them, seeds SEED..SEED+N-1
+# then here: ptrm eval --merge (the seeds' reports) -o DIR; report_tables.py DIR/report.json
+checkpoint() {  # brought back by an earlier session, else this machine's run
+    local ckpt=$RESUME/best
+    [ -f "$ckpt/model.safetensors" ] || ckpt=$RUN/checkpoints/best
+    echo "$ckpt"
+}
+
+evaluate-tune() {
     setup
     build
-    local ckpt=$RESUME/best   # brought back by an earlier session, else this machine's run
-    [ -f "$ckpt/model.safetensors" ] || ckpt=$RUN/checkpoints/best
-    echo "evaluating $(readlink -f "$ckpt")"
-    timeout "$(left 200)" ptrm eval --split val --data data/tdoku-tune -c "$ckpt" --K "$K" \
-        --D "$D" --sigma 0.1,0.2,0.3,0.5 --seeds 1 --det-D "$D" --sample "$TUNE_SAMPLE" $(gpus) \
-        -o "$RUN/sweep_tune" \
-        --no-plots 2>&1 | tail -n 20
+    ptrm eval --split val --data data/tdoku-tune -c "$(checkpoint)" --K "$K" --D "$D" \
+        --sigma 0.1,0.2,0.3,0.5 --seeds 1 --det-D "$D" --sample "$TUNE_SAMPLE" $(gpus) \
+        -o "$RUN/sweep_tune" --no-plots 2>&1 | tail -n 20
     cp "$RUN/sweep_tune/report.json" "$OUT/sweep_tune.json"
-    timeout "$(left 260)" ptrm eval --split val --data data/tdoku-hard -c "$ckpt" --K 1 \
-        --D "$D" --seeds 1 --det-D "16,$D" --sigma-from "$RUN/sweep_tune/report.json" $(gpus) \
-        -o "$RUN/test_trm" --no-plots 2>&1 | tail -n 12
+}
+
+# the sigma sweep of this machine, else the one a session brought back (SWEEP=...)
+sweep() { [ -f "$RUN/sweep_tune/report.json" ] && echo "$RUN/sweep_tune/report.json" \
+    || echo "${SWEEP:?no sigma sweep here: run evaluate-tune or set SWEEP}"; }
+
+evaluate-trm() {
+    local sw; sw=$(sweep) || return 1
+    setup
+    build
+    ptrm eval --split val --data data/tdoku-hard -c "$(checkpoint)" --K 1 --D "$D" --seeds 1 \
+        --det-D "16,$D" --sigma-from "$sw" $(gpus) -o "$RUN/test_trm" --no-plots 2>&1 \
+        | tail -n 12
     cp "$RUN/test_trm/report.json" "$OUT/test_trm.json"
-    timeout "$(left 590)" ptrm eval --split val --data data/tdoku-hard -c "$ckpt" --K "$K" \
-        --D "$D" --seeds 3 --det-D "16,$D" --sample "$SAMPLE" $(gpus) \
-        --sigma-from "$RUN/sweep_tune/report.json" -o "$RUN/test_ptrm" --no-plots 2>&1 \
-        | tail -n 30
-    cp "$RUN/test_ptrm/report.json" "$OUT/test_ptrm.json"
+}
+
+evaluate-ptrm() {
+    local seed=${1:?first seed} n=${2:-1} sw; sw=$(sweep) || return 1
+    setup
+    build
+    ptrm eval --split val --data data/tdoku-hard -c "$(checkpoint)" --K "$K" --D "$D" \
+        --seed "$seed" --seeds "$n" --det-D "$D" --sample "$SAMPLE" $(gpus) \
+        --sigma-from "$sw" -o "$RUN/test_ptrm_$seed" --no-plots 2>&1 | tail -n 30
+    cp "$RUN/test_ptrm_$seed/report.json" "$OUT/test_ptrm_seed$seed.json"
 }
 
 "$@"

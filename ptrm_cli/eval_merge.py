@@ -1,0 +1,124 @@
+"""One report from `ptrm eval` runs that split their seeds across jobs (`ptrm eval --merge`).
+
+A 3-seed PTRM evaluation of a large split can outlast a job's time limit; run it as one job per
+seed (`--seed S --seeds 1`, same split, checkpoint and settings) and merge the reports: the
+seeds' runs are pooled and everything computed over seeds is recomputed from them (summaries,
+mean time, per-puzzle scores, the width curve), so the merged report reads as if one job had
+run every seed. Deterministic baselines do not depend on the seed: each depth is taken from the
+first report that has it. The `q_steps` record (first sigma, first seed) is the first report's.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime
+import json
+from pathlib import Path
+
+import numpy as np
+
+from .errors import PtrmError
+from .evaluate import FORMAT, ptrm_entry
+
+# what must agree for runs to belong to one evaluation
+SAME_SETTINGS = ("K", "D", "sigmas", "perturb")
+
+
+def load_report(path: Path) -> dict:
+    """A report.json, or the folder `ptrm eval -o` wrote it into."""
+    file = path / "report.json" if path.is_dir() else path
+    try:
+        report = json.loads(file.read_text())
+    except FileNotFoundError:
+        raise PtrmError(f"{file}: no such report (a report.json, or the folder holding one)")
+    except (OSError, ValueError) as e:
+        raise PtrmError(f"{file}: not a readable report.json ({e})") from None
+    if not isinstance(report, dict) or report.get("format") != FORMAT:
+        raise PtrmError(f"{file}: not a `ptrm eval` report (format {FORMAT!r} expected; "
+                        "ARC reports do not merge)")
+    report["_path"] = str(file)
+    return report
+
+
+def merge(reports: list[dict]) -> dict:
+    """The reports (from `load_report`) as one; PtrmError when they are not one evaluation."""
+    if len(reports) < 2:
+        raise PtrmError("--merge needs two or more reports")
+    first = reports[0]
+    seen: dict[int, str] = {}
+    for r in reports:
+        _check_same(first, r)
+        for seed in r["settings"]["seeds"]:
+            if seed in seen:
+                raise PtrmError(f"seed {seed} is in both {seen[seed]} and {r['_path']}: "
+                                "merged reports must hold different seeds")
+            seen[seed] = r["_path"]
+
+    out = copy.deepcopy({k: v for k, v in first.items() if k not in ("_path", "files")})
+    out["created"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    out["device"] = " + ".join(dict.fromkeys(r["device"] for r in reports))
+    out["settings"]["seeds"] = sorted(seen)
+    out["settings"]["det_D"] = list(dict.fromkeys(
+        d for r in reports for d in r["settings"]["det_D"]))
+    out["deterministic"] = list({d["D"]: d for r in reversed(reports)
+                                 for d in r["deterministic"]}.values())
+    out["deterministic"].sort(key=lambda d: out["settings"]["det_D"].index(d["D"]))
+    out["ptrm"] = [_merge_sigma([r["ptrm"][i] for r in reports], first["groups"])
+                   for i in range(len(first["ptrm"]))]
+    if first.get("width_curve"):
+        out["width_curve"] = _merge_width([r["width_curve"] for r in reports],
+                                          [len(r["settings"]["seeds"]) for r in reports])
+    out["merged_from"] = [{"report": r["_path"], "seeds": r["settings"]["seeds"],
+                           "created": r.get("created"), "device": r["device"],
+                           "checkpoint": r["checkpoint"]} for r in reports]
+    return out
+
+
+def _check_same(first: dict, r: dict) -> None:
+    def differ(what: str):
+        raise PtrmError(f"{r['_path']} and {first['_path']}: different {what}; only runs of "
+                        "one evaluation (same split, model and settings, other seeds) merge")
+
+    if r["split"].get("keys") != first["split"].get("keys"):
+        differ("puzzles (split, --sample, --types or --limit)")
+    if r["model"]["config"] != first["model"]["config"] or \
+            r["model"]["parameters"] != first["model"]["parameters"]:
+        differ("models")
+    for key in SAME_SETTINGS:
+        if r["settings"].get(key) != first["settings"].get(key):
+            differ(f"settings ({key} {r['settings'].get(key)} vs "
+                   f"{first['settings'].get(key)})")
+    if r["groups"] != first["groups"]:
+        differ("puzzle types")
+
+
+def _merge_sigma(entries: list[dict], groups: list[str]) -> dict:
+    """One sigma's records of several reports: runs pooled, everything over seeds recomputed."""
+    runs = sorted((run for e in entries for run in e["runs"]), key=lambda run: run["seed"])
+    weights = [len(e["runs"]) for e in entries]
+    per_puzzle = {judge: {k: _weighted([e["per_puzzle"][judge][k] for e in entries], weights)
+                          for k in d}
+                  for judge, d in entries[0]["per_puzzle"].items()}
+    setting = {k: entries[0][k] for k in ("sigma", "K", "D", "perturb", "flops_per_puzzle")}
+    return ptrm_entry(setting, runs, groups, per_puzzle)
+
+
+def _weighted(values: list[list[float]], weights: list[int]) -> list[float]:
+    a = np.asarray(values, dtype=float)
+    w = np.asarray(weights, dtype=float)[:, None]
+    return ((a * w).sum(0) / w.sum()).tolist()
+
+
+def _merge_width(curves: list[dict], seeds: list[int]) -> dict:
+    """Width curves (mean and population std over each report's seeds) pooled exactly:
+    mean = weighted mean, variance = weighted mean of (std^2 + (mean - pooled mean)^2)."""
+    first = curves[0]
+    w = np.asarray(seeds, dtype=float)[:, None]
+    metrics = {}
+    for m in first["metrics"]:
+        mean = np.asarray([c["metrics"][m]["mean"] for c in curves])
+        std = np.asarray([c["metrics"][m]["std"] for c in curves])
+        pooled = (mean * w).sum(0) / w.sum()
+        var = ((std ** 2 + (mean - pooled) ** 2) * w).sum(0) / w.sum()
+        metrics[m] = {"mean": pooled.tolist(), "std": np.sqrt(var).tolist()}
+    return {"sigma": first["sigma"], "ks": first["ks"], "metrics": metrics}
