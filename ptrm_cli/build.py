@@ -51,7 +51,8 @@ from . import sources as src
 from .build_decode import Entry, canonical_key, decode_task, puzzle_text
 from .build_options import (AUGMENTATIONS, DEFAULT_SIZES, DEFAULT_VAL_OVERRIDES,
                             DEFAULT_VAL_PER_TYPE, MAX_MESSAGES, PPBENCH_TYPES, REASONS, SPLITS,
-                            BuildError, BuildOptions, BuildResult, Ledger, SourceFile)
+                            BuildError, BuildOptions, BuildResult, Ledger, SourceFile,
+                            default_sizes)
 from .build_pool import Progress, default_workers, pmap
 from .build_read import collect_sources, default_types, read_records, select_family
 from .build_split import read_dataset_keys, read_val_keys, split_puzzles
@@ -91,12 +92,14 @@ def build(sources: Iterable[str | Path], out: str | Path | None,
     if opts.types is None:
         opts = replace(opts, types=default_types(opts.family))
     types = list(dict.fromkeys(src.resolve_type(t) for t in opts.types))
+    codecs, family = select_family(types, opts.family)
+    if opts.sizes is None:
+        opts = replace(opts, sizes=default_sizes(family))
     if opts.augmentation == "sudoku-trm" and (types != ["sudoku"]
                                               or opts.size_of("sudoku") != (9, 9)):
         raise PtrmError("--augmentation sudoku-trm is TRM's 9x9 sudoku shuffle: it needs "
                         "--types sudoku and the size sudoku=9x9",
                         hint="e.g. --family sudoku-native (its only type is sudoku)")
-    codecs, family = select_family(types, opts.family)
     ledger = Ledger(files)
     notes: list[str] = []
 

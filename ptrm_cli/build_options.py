@@ -17,8 +17,19 @@ from .errors import PtrmError
 
 #: the paper's six PPBench types, in its table's order
 PPBENCH_TYPES = ("sudoku", "lightup", "nurikabe", "heyawake", "tapa", "shakashaka")
-#: kept grid sizes (rows, cols): the paper keeps 9x9 sudoku and 10x10 for the others
+#: kept grid sizes (rows, cols) in the PPBench family: the paper keeps 9x9 sudoku and 10x10
+#: for the others; any other family keeps its own grid (maze 30x30, sudoku-native 9x9)
 DEFAULT_SIZES = {"sudoku": (9, 9), "*": (10, 10)}
+
+
+def default_sizes(family) -> dict[str, tuple[int, int] | None]:
+    """The kept sizes when --sizes is not given: the paper's for the PPBench family (or when
+    no codec named a family), else the family's own grid."""
+    if family is None or family.name == "ppbench":
+        return dict(DEFAULT_SIZES)
+    return {"*": (family.rows, family.cols)}
+
+
 DEFAULT_VAL_PER_TYPE = 100
 DEFAULT_VAL_OVERRIDES = {"tapa": 50}
 SPLITS = ("train", "val", "golden")
@@ -37,7 +48,8 @@ REASONS = {
     "malformed": "a line or record that cannot be read or decoded (file:line in the messages)",
     "other type": "not one of --types (PPBench's other types; unknown pids)",
     "no codec": "in --types, but no installed codec reads this type",
-    "wrong size": "not the kept size of its type (--sizes; default sudoku 9x9, others 10x10)",
+    "wrong size": "not the kept size of its type (--sizes; default: PPBench sudoku 9x9, others "
+                  "10x10; another family's own grid)",
     "no solution": "a solution-less puzzle the solver found unsolvable",
     "not unique": "a solution-less puzzle with more than one solution",
     "invalid solution": "the record's solution breaks the type's rules (codec verifier)",
@@ -74,8 +86,9 @@ class BuildOptions:
     augment: int = 10
     #: None: the six PPBench types, or every type of `family` (`default_types`)
     types: tuple[str, ...] | None = PPBENCH_TYPES
-    #: kept size per type ("*": the others); None = any size that fits the family grid
-    sizes: dict[str, tuple[int, int] | None] = field(default_factory=lambda: dict(DEFAULT_SIZES))
+    #: kept size per type ("*": the others; a size of None: any that fits the family grid);
+    #: None = the family's default (`default_sizes`), resolved by `build`
+    sizes: dict[str, tuple[int, int] | None] | None = None
     golden: tuple[Path, ...] = ()
     #: read at most `limit` records / a seeded random `subsample` of each non-golden file
     limit: int | None = None
@@ -100,7 +113,8 @@ class BuildOptions:
         return self.val_overrides.get(type_name, self.val_per_type)
 
     def size_of(self, type_name: str) -> tuple[int, int] | None:
-        return self.sizes.get(type_name, self.sizes.get("*"))
+        sizes = DEFAULT_SIZES if self.sizes is None else self.sizes
+        return sizes.get(type_name, sizes.get("*"))
 
     def recorded(self) -> dict:
         """The options that shape the output (stored in meta.json; workers and progress
@@ -111,7 +125,7 @@ class BuildOptions:
                 "val_from": None if self.val_keys is None else len(self.val_keys),
                 "exclude": len(self.exclude_keys),
                 "sizes": {k: "any" if v is None else f"{v[0]}x{v[1]}"
-                          for k, v in sorted(self.sizes.items())},
+                          for k, v in sorted((self.sizes or DEFAULT_SIZES).items())},
                 "limit": self.limit, "subsample": self.subsample, "family": self.family,
                 "augmentation": self.augmentation, "train_puzzles": self.train_puzzles,
                 "min_difficulty": self.min_difficulty}

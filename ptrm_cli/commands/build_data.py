@@ -46,7 +46,8 @@ def build_data(
     types: str = typer.Option(None, "--types", show_default=",".join(B.PPBENCH_TYPES),
                               help="Comma-separated puzzle types to keep (with --family and no "
                                    "--types: every type of that family)."),
-    sizes: str = typer.Option("sudoku=9x9,*=10x10", "--sizes",
+    sizes: str = typer.Option(None, "--sizes", show_default="sudoku=9x9,*=10x10 for PPBench, "
+                              "the family's grid for others (maze 30x30)",
                               help="Kept grid size per type, ROWSxCOLS or 'any' "
                                    "('*' = the others)."),
     golden: list[Path] = typer.Option(
@@ -105,7 +106,7 @@ def build_data(
         val_pool=val_pool, augment=augment, augmentation=augmentation,
         train_puzzles=train_puzzles, min_difficulty=min_difficulty,
         types=None if types is None else tuple(t.strip() for t in types.split(",") if t.strip()),
-        sizes=parse_sizes(sizes), golden=tuple(golden), limit=limit, subsample=subsample,
+        sizes=parse_sizes(sizes) if sizes else None, golden=tuple(golden), limit=limit, subsample=subsample,
         family=family, workers=workers or B.default_workers(),
         val_keys=None if val_from is None else B.read_val_keys(val_from),
         exclude_keys=frozenset().union(*(B.read_dataset_keys(d, augmentation) for d in exclude)),
