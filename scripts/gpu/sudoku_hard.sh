@@ -5,11 +5,14 @@
 #
 #   bash scripts/gpu/sudoku_hard.sh prepare   # here: the small inputs to carry
 #   run: bash scripts/gpu/sudoku_hard.sh train 560        carry: .whl data/src-tdoku
-#        data/tdoku-tune data/sudoku-mlp-resume    (the last one once a session brought it back)
+#        data/tdoku-tune data/sudoku-mlp-resume/last   (once a session brought it back)
 #   bash scripts/gpu/sudoku_hard.sh keep DIR  # here: unpack what came back (files_at) into
 #                                             # data/sudoku-mlp-resume (last/ and best/)
 #   run: bash scripts/gpu/sudoku_hard.sh evaluate-tune | evaluate-trm | evaluate-ptrm SEED
-#        (same carry; see the phases below)
+#        carry: .whl data/src-tdoku data/tdoku-tune data/sudoku-mlp-resume/best
+#        (on a machine still warm from `train`, the better of the two bests is evaluated)
+# Carry last/ (40 MB) or best/ (20 MB), not both: with the wheels and lists, both would pass
+# the 64 MiB a call carries.
 #
 # Why phases: the official recipe is 65,104 updates (50,000 epochs x 1,000 puzzles / 768); a
 # session's 30 device minutes hold part of it, so each `train` call continues from the weights
@@ -73,10 +76,16 @@ keep() { unpack "$1" "$RESUME"; }  # here: what a train call brought back (files
 #   evaluate-trm           TRM K=1 at D=16 and D=64 on all 5,000 test puzzles
 #   evaluate-ptrm SEED [N] PTRM K=100 D=64 on a seeded SAMPLE of them, seeds SEED..SEED+N-1
 # then here: ptrm eval --merge (the seeds' reports) -o DIR; report_tables.py DIR/report.json
-checkpoint() {  # brought back by an earlier session, else this machine's run
-    local ckpt=$RESUME/best
-    [ -f "$ckpt/model.safetensors" ] || ckpt=$RUN/checkpoints/best
-    echo "$ckpt"
+checkpoint() {  # the better on tdoku-tune of this machine's run and an earlier session's best
+    local run=$RUN/checkpoints old=$RESUME/best
+    [ -f "$old/model.safetensors" ] || { echo "$run/best"; return; }
+    [ -e "$run/best" ] || { echo "$old"; return; }
+    python3 - "$old/score.json" "$run/last/train_state.json" "$old" "$run/best" <<'EOF2'
+import json, sys
+old = (json.load(open(sys.argv[1])) or {}).get("exact_accuracy", -1.0)
+new = (json.load(open(sys.argv[2])).get("best") or {}).get("exact_accuracy", -1.0)
+print(sys.argv[4] if new >= old else sys.argv[3])
+EOF2
 }
 
 evaluate-tune() {
