@@ -172,29 +172,28 @@ def evaluate(
                                      progress=lambda f: bar.update(task, completed=f))
         if sigma_from is not None:  # where sigma came from, for whoever reads the report later
             report["settings"]["sigma_from"] = {"report": str(sigma_from), "split": on}
-        files = ev_mod.write_report(report, out, plots=plots)
-
-        if as_json:
-            typer.echo(solver.to_json(report))
-            return
-        for table in ev_mod.tables(report):
-            console.print(table)
-        console.print("wrote " + ", ".join(files.values()), highlight=False, soft_wrap=True)
+        _write_and_show(report, out, plots=plots, as_json=as_json)
 
 
 def _merge(paths: list[Path], out: Path, *, plots: bool, as_json: bool) -> None:
-    from .. import evaluate as ev_mod, solver
     from ..eval_merge import load_report, merge
 
     report = merge([load_report(p.expanduser()) for p in paths])
+    _write_and_show(report, out, plots=plots, as_json=as_json,
+                    what=f"merged seeds {report['settings']['seeds']} of {len(paths)} reports; ")
+
+
+def _write_and_show(report: dict, out: Path, *, plots: bool, as_json: bool, what: str = ""):
+    """report.json (and plots) into `out`, then the report on stdout: JSON or the tables."""
+    from .. import evaluate as ev_mod, solver
+
     files = ev_mod.write_report(report, out, plots=plots)
     if as_json:
         typer.echo(solver.to_json(report))
         return
     for table in ev_mod.tables(report):
         console.print(table)
-    console.print(f"merged seeds {report['settings']['seeds']} of {len(paths)} reports; wrote "
-                  + ", ".join(files.values()), highlight=False, soft_wrap=True)
+    console.print(f"{what}wrote " + ", ".join(files.values()), highlight=False, soft_wrap=True)
 
 
 def _is_arc(data: Path) -> bool:
