@@ -8,6 +8,8 @@
 #   run:   bash scripts/gpu/perf.sh headline       (fast, adaptive, eager, profile: ~6 min)
 #   run:   bash scripts/gpu/perf.sh curve          (the curve on validation: ~8 min)
 #   run:   bash scripts/gpu/perf.sh autotune       (Inductor's max-autotune GEMMs, never run yet)
+#   run:   bash scripts/gpu/perf.sh mlp            (the TRM-MLP sudoku model; carry also
+#                                                   data/sudoku-mlp-resume/best)
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 VAL=data/ppbench-valset
@@ -35,6 +37,16 @@ autotune() {  # Triton GEMM templates with fused epilogues: the cheap route to f
     setup
     timeout "$(left 570)" ptrm bench -c "$MODEL" --K 100 --D 48 --puzzles 61 --split golden \
         --modes fast,fast-autotune --out "$OUT/bench_autotune.json" 2>&1 | tail -n 40
+}
+
+# TRM-MLP ran at ~40% of TRM-Att's TFLOP/s in `ptrm eval` on 4 H200s (docs/PERFORMANCE.md,
+# "TRM-MLP"): its token-mixing GEMMs are memory-bound. Where does a step go, and does
+# Inductor's epilogue fusion (fast-autotune) win there? 100 random puzzles = 10,000 rows.
+mlp() {
+    setup
+    timeout "$(left 570)" ptrm bench -c data/sudoku-mlp-resume/best --split random \
+        --puzzles 100 --K 100 --D 64 --modes fast,fast-autotune,profile \
+        --out "$OUT/bench_mlp.json" 2>&1 | tail -n 50
 }
 
 "$@"
