@@ -30,7 +30,8 @@ def load_report(path: Path) -> dict:
     try:
         report = json.loads(file.read_text())
     except FileNotFoundError:
-        raise PtrmError(f"{file}: no such report (a report.json, or the folder holding one)")
+        raise PtrmError(f"{file}: no such report (a report.json, or the folder holding "
+                        "one)") from None
     except (OSError, ValueError) as e:
         raise PtrmError(f"{file}: not a readable report.json ({e})") from None
     if not isinstance(report, dict) or report.get("format") != FORMAT:
