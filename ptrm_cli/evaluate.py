@@ -30,6 +30,7 @@ import numpy as np
 import torch
 
 from .errors import PtrmError
+from .eval_resume import SavedRuns
 from .eval_sets import EvalSet
 from .solver import LoadedModel, valid_matrix
 
@@ -140,8 +141,10 @@ class EvalSettings:
 
 
 def run_eval(loaded: LoadedModel, ev: EvalSet, s: EvalSettings, *,
-             progress: Callable[[float], None] | None = None) -> dict:
-    """Every run, scored. `progress(fraction)` is called as compute completes."""
+             progress: Callable[[float], None] | None = None,
+             saved: SavedRuns | None = None) -> dict:
+    """Every run, scored. `progress(fraction)` is called as compute completes. Each finished
+    run goes into `saved` at once, and a run already there is restored, not run again."""
     from .engine import metrics
     from .engine.distributed import sample  # sharded over the ranks of a torchrun launch
     from .engine.model import count_parameters, flops_per_step
@@ -153,6 +156,13 @@ def run_eval(loaded: LoadedModel, ev: EvalSet, s: EvalSettings, *,
     fps = flops_per_step(cfg)
     units_total = P * (s.K * s.D * len(s.sigmas) * len(s.seeds) + sum(s.det_D))
     units_done = 0.0
+    saved = saved or SavedRuns.disabled()
+
+    def skip(K, D):  # a restored run: its share of the progress bar is done
+        nonlocal units_done
+        units_done += P * K * D
+        if progress is not None:
+            progress(min(1.0, units_done / units_total))
 
     def run(K, D, sigma, seed, record, chunk_rows):
         nonlocal units_done
@@ -183,6 +193,10 @@ def run_eval(loaded: LoadedModel, ev: EvalSet, s: EvalSettings, *,
 
     det = []
     for d in s.det_D:
+        if (entry := saved.get(f"det/{d}")) is not None:
+            det.append(entry)
+            skip(1, d)
+            continue
         out, valid, t_model, t_verify = run(1, d, 0.0, 0, False, s.det_chunk_rows)
         sc = score(out.preds, out.q, ev.labels, valid)
         cell = metrics.cell_accuracy(out.preds[:, 0], ev.labels)
@@ -197,24 +211,39 @@ def run_eval(loaded: LoadedModel, ev: EvalSet, s: EvalSettings, *,
                     "flops_per_puzzle": d * fps, **_timing(t_model, t_verify, P), "groups": gr,
                     "per_puzzle": {"label": sc["label"]["best_q"].tolist(),
                                    "rules": sc["rules"]["best_q"].tolist()}})
+        saved.put(f"det/{d}", det[-1])
 
     ptrm, width, qsteps = [], None, None
     for si, sigma in enumerate(s.sigmas):
         runs, curves, per_puzzle = [], [], None
         for seed in s.seeds:
             record = si == 0 and seed == s.seeds[0]
-            out, valid, t_model, t_verify = run(s.K, s.D, sigma, seed, record, s.chunk_rows)
-            sc = score(out.preds, out.q, ev.labels, valid)
-            runs.append({"seed": seed, **_timing(t_model, t_verify, P),
-                         "groups": by_group(sc, groups)})
-            per_puzzle = _add(per_puzzle, sc)
-            if si == 0:
+            key = f"ptrm/{sigma!r}/{seed}"
+            done = saved.get(key)
+            if done is None or (record and done["q_steps"] is None) or \
+                    (si == 0 and done["curve"] is None):
+                out, valid, t_model, t_verify = run(s.K, s.D, sigma, seed, record, s.chunk_rows)
+                sc = score(out.preds, out.q, ev.labels, valid)
                 ks = sorted({k for k in WIDTH_KS if k <= s.K} | {s.K})
-                curves.append(metrics.width_curve(canonical(out.preds, ev.labels), out.q,
-                                                  ev.labels, ks, valid=valid,
-                                                  draws=s.draws, seed=seed))
+                done = {"run": {"seed": seed, **_timing(t_model, t_verify, P),
+                                "groups": by_group(sc, groups)},
+                        "scores": {j: {k: v.tolist() for k, v in d.items()}
+                                   for j, d in sc.items()},
+                        "curve": None if si else {
+                            str(k): v for k, v in metrics.width_curve(
+                                canonical(out.preds, ev.labels), out.q, ev.labels, ks,
+                                valid=valid, draws=s.draws, seed=seed).items()},
+                        "q_steps": _q_steps(out, ev.labels, sigma, seed) if record else None}
+                saved.put(key, done)
+            else:
+                skip(s.K, s.D)
+            runs.append(done["run"])
+            per_puzzle = _add(per_puzzle, {j: {k: torch.tensor(v) for k, v in d.items()}
+                                           for j, d in done["scores"].items()})
+            if si == 0:
+                curves.append({int(k): v for k, v in done["curve"].items()})
             if record:
-                qsteps = _q_steps(out, ev.labels, sigma, seed)
+                qsteps = done["q_steps"]
         ptrm.append(ptrm_entry(
             {"sigma": sigma, "K": s.K, "D": s.D, "perturb": s.perturb,
              "flops_per_puzzle": s.K * s.D * fps}, runs, list(groups),

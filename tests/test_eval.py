@@ -351,3 +351,60 @@ def test_merge_refuses_reports_of_different_evaluations(report, ckpt, dataset, t
                  "--no-plots")
         assert r.exit_code == 0, r.output
         bad("eval", "--merge", whole, "--merge", other, match=what)
+
+
+# -- --resume: an interrupted evaluation keeps its finished runs -------------------------------
+
+def test_interrupted_eval_resumes_with_only_the_missing_runs(report, ckpt, dataset, tmp_path,
+                                                             monkeypatch):
+    from ptrm_cli.engine import distributed
+
+    whole, _ = report
+    real, calls = distributed.sample, []
+
+    def counting(*args, **kw):  # a kill after the third finished run (warm-up = call 1)
+        calls.append(kw.get("seed"))
+        if fail_at and len(calls) == fail_at:
+            raise RuntimeError("killed")
+        return real(*args, **kw)
+
+    monkeypatch.setattr(distributed, "sample", counting)
+    out = tmp_path / "ev"
+    args = ["eval", "--split", "val", "--data", dataset, "-c", ckpt, "--K", 4, "--D", 2,
+            "--sigma", "0,0.5", "--seeds", 2, "--out", out, "--no-plots"]
+    fail_at = 5  # warm-up, det D=2, det D=8, sigma 0 seed 0 finish; sigma 0 seed 1 is killed
+    r = CliRunner().invoke(app, [str(a) for a in args])
+    assert isinstance(r.exception, RuntimeError)
+    partial = json.loads((out / "partial.json").read_text())
+    assert sorted(partial["runs"]) == ["det/2", "det/8", "ptrm/0.0/0"]
+    assert not (out / "report.json").exists()
+
+    fail_at, calls[:] = None, []
+    r = ptrm(*args, "--resume", "--json")
+    assert r.exit_code == 0, r.output
+    assert "resuming: 3 finished run(s)" in r.output
+    assert calls == [None, 1, 0, 1]  # warm-up, then only the three missing runs
+    assert not (out / "partial.json").exists()
+    resumed = json.loads((out / "report.json").read_text())
+    for key in ("ptrm", "deterministic", "width_curve", "q_steps", "split"):
+        _close(_strip_times(resumed[key]), _strip_times(whole[key]), key)
+
+
+def test_resume_refuses_another_evaluations_runs_and_start_over_says_so(ckpt, dataset,
+                                                                         tmp_path):
+    out = tmp_path / "ev"
+    base = ["eval", "--split", "val", "--data", dataset, "-c", ckpt, "--D", 2, "--sigma", "0.5",
+            "--seeds", 1, "--out", out, "--no-plots"]
+    (out).mkdir()
+    fp = {"checkpoint": "x"}
+    (out / "partial.json").write_text(json.dumps(
+        {"format": "ptrm-eval-partial/1", "fingerprint": fp, "runs": {}}))
+    bad(*base, "--K", 2, "--resume", match="holds runs of another evaluation (different "
+        "checkpoint, model, puzzles, K, D, perturb, width_draws)")
+    (out / "partial.json").write_text("{")
+    bad(*base, "--K", 2, "--resume", match="not the partial results of a `ptrm eval`")
+    r = ptrm(*base, "--K", 2)  # without --resume: starts over, and says so
+    assert r.exit_code == 0 and "starting over" in r.output, r.output
+    assert not (out / "partial.json").exists() and (out / "report.json").exists()
+    r = ptrm(*base, "--K", 2, "--resume")  # nothing saved: everything runs
+    assert r.exit_code == 0 and "running everything" in r.output, r.output

@@ -76,6 +76,9 @@ def evaluate(
                                      show_default="the checkpoint's own, else the dataset's",
                                      help="ARC: the identifiers.json naming the checkpoint's "
                                           "puzzle-embedding rows (docs/MAZE_ARC.md)."),
+    resume: bool = typer.Option(False, "--resume", help=(
+        "Continue an interrupted evaluation: the runs already finished in --out (saved after "
+        "each run in partial.json; same checkpoint, puzzles, K, D, perturb) are not run again.")),
     merge: list[Path] = typer.Option([], "--merge", metavar="REPORT", show_default=False, help=(
         "Run nothing: merge the reports (report.json or its folder; repeat the option) of one "
         "evaluation whose seeds ran as separate jobs (--seed S --seeds 1) into one report in "
@@ -144,9 +147,10 @@ def evaluate(
             chunk_rows=solver.plan_chunk_rows(loaded.config, K, D, budget, record_steps=True),
             det_chunk_rows=solver.plan_chunk_rows(loaded.config, 1, D, budget))
         out = out or Path(f"eval_{Path(evset.name).name}")
+        saved = _saved_runs(out, loaded, evset, settings, resume=resume, write=main)
 
         if not main:  # other ranks of a torchrun launch: compute their share, print nothing
-            ev_mod.run_eval(loaded, evset, settings)
+            ev_mod.run_eval(loaded, evset, settings, saved=saved)
             return
         for t, why in evset.skipped.items():
             err_console.print(f"[yellow]skipped[/] {t}: {why}", highlight=False)
@@ -168,11 +172,33 @@ def evaluate(
         with Progress(TextColumn("eval"), BarColumn(), TaskProgressColumn(), TimeElapsedColumn(),
                       TimeRemainingColumn(), console=err_console, transient=True) as bar:
             task = bar.add_task("eval", total=1.0)
-            report = ev_mod.run_eval(loaded, evset, settings,
+            report = ev_mod.run_eval(loaded, evset, settings, saved=saved,
                                      progress=lambda f: bar.update(task, completed=f))
         if sigma_from is not None:  # where sigma came from, for whoever reads the report later
             report["settings"]["sigma_from"] = {"report": str(sigma_from), "split": on}
         _write_and_show(report, out, plots=plots, as_json=as_json)
+        saved.finish()
+
+
+def _saved_runs(out: Path, loaded, evset, settings, *, resume: bool, write: bool):
+    """Where finished runs are kept (OUT/partial.json) and, with --resume, read back."""
+    from ..eval_resume import NAME, SavedRuns, fingerprint
+
+    path = out / NAME
+    fp = fingerprint(loaded.path, loaded.config.to_dict(), evset.keys, settings.K, settings.D,
+                     settings.perturb, settings.draws)
+    saved = SavedRuns(path, fp, resume=resume, write=write)
+    if write and path.exists():
+        if saved.runs:
+            err_console.print(f"[dim]resuming: {len(saved.runs)} finished run(s) from {path}[/]",
+                              highlight=False)
+        else:
+            err_console.print(f"[yellow]{path}[/]: an interrupted evaluation's runs; starting "
+                              "over (--resume continues it)", highlight=False)
+    elif write and resume:
+        err_console.print(f"[dim]nothing saved in {path} yet: running everything[/]",
+                          highlight=False)
+    return saved
 
 
 def _merge(paths: list[Path], out: Path, *, plots: bool, as_json: bool) -> None:
