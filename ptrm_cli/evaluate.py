@@ -186,10 +186,18 @@ def run_eval(loaded: LoadedModel, ev: EvalSet, s: EvalSettings, *,
         units_done = base + P * K * D
         return out, valid, t_model, t_verify
 
-    # warm-up (kernel selection, allocator, first-call overheads) so the first timed run,
-    # the deterministic baseline, is not charged for it
-    sample(loaded.model, ev.inputs[:1], SamplerConfig(K=1, D=1, sigma=0.0),
-           puzzle_ids=None if ev.puzzle_ids is None else ev.puzzle_ids[:1])
+    # Warm-up, untimed: one supervision step of every configuration the timed runs use (the
+    # same chunk shapes, each sigma, the recording run), so no run is charged for compiling,
+    # for a recompile on a new shape or sigma value, or for first-call overheads; it costs
+    # 1/D of one seed per sigma.
+    sample(loaded.model, ev.inputs, SamplerConfig(K=1, D=1, sigma=0.0,
+                                                  chunk_rows=s.det_chunk_rows),
+           puzzle_ids=ev.puzzle_ids)
+    for si, sigma in enumerate(s.sigmas):
+        sample(loaded.model, ev.inputs,
+               SamplerConfig(K=s.K, D=1, sigma=sigma, perturb=s.perturb,
+                             chunk_rows=s.chunk_rows, record_steps=si == 0),
+               seed=s.seeds[0], puzzle_ids=ev.puzzle_ids)
 
     det = []
     for d in s.det_D:

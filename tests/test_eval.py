@@ -362,17 +362,18 @@ def test_interrupted_eval_resumes_with_only_the_missing_runs(report, ckpt, datas
     whole, _ = report
     real, calls = distributed.sample, []
 
-    def counting(*args, **kw):  # a kill after the third finished run (warm-up = call 1)
-        calls.append(kw.get("seed"))
-        if fail_at and len(calls) == fail_at:
-            raise RuntimeError("killed")
+    def counting(*args, **kw):  # timed runs (they report progress); a kill at the fourth
+        if kw.get("on_chunk") is not None:
+            calls.append(kw.get("seed"))
+            if fail_at and len(calls) == fail_at:
+                raise RuntimeError("killed")
         return real(*args, **kw)
 
     monkeypatch.setattr(distributed, "sample", counting)
     out = tmp_path / "ev"
     args = ["eval", "--split", "val", "--data", dataset, "-c", ckpt, "--K", 4, "--D", 2,
             "--sigma", "0,0.5", "--seeds", 2, "--out", out, "--no-plots"]
-    fail_at = 5  # warm-up, det D=2, det D=8, sigma 0 seed 0 finish; sigma 0 seed 1 is killed
+    fail_at = 4  # det D=2, det D=8, sigma 0 seed 0 finish; sigma 0 seed 1 is killed
     r = CliRunner().invoke(app, [str(a) for a in args])
     assert isinstance(r.exception, RuntimeError)
     partial = json.loads((out / "partial.json").read_text())
@@ -383,7 +384,7 @@ def test_interrupted_eval_resumes_with_only_the_missing_runs(report, ckpt, datas
     r = ptrm(*args, "--resume", "--json")
     assert r.exit_code == 0, r.output
     assert "resuming: 3 finished run(s)" in r.output
-    assert calls == [None, 1, 0, 1]  # warm-up, then only the three missing runs
+    assert calls == [1, 0, 1]  # only the three missing runs: (sigma 0, seed 1), sigma 0.5
     assert not (out / "partial.json").exists()
     resumed = json.loads((out / "report.json").read_text())
     for key in ("ptrm", "deterministic", "width_curve", "q_steps", "split"):
@@ -408,3 +409,30 @@ def test_resume_refuses_another_evaluations_runs_and_start_over_says_so(ckpt, da
     assert not (out / "partial.json").exists() and (out / "report.json").exists()
     r = ptrm(*base, "--K", 2, "--resume")  # nothing saved: everything runs
     assert r.exit_code == 0 and "running everything" in r.output, r.output
+
+
+def test_timed_runs_compile_nothing(ckpt, dataset, monkeypatch):
+    """The warm-up covers every shape and sigma of the timed runs, so none of them is charged
+    for a compilation (seen with a counting torch.compile backend, the engine forced on)."""
+    from ptrm_cli.engine import sampler
+
+    phase, compiled = ["warm-up"], []
+
+    def backend(gm, example_inputs):
+        compiled.append(phase[0])
+        return gm.forward
+
+    real = sampler.sample
+
+    def compiling(model, inputs, cfg, *, on_chunk=None, **kw):  # timed runs report progress
+        phase[0] = "timed" if on_chunk is not None else "warm-up"
+        return real(model, inputs, cfg, on_chunk=on_chunk, fast=True, compile=True,
+                    backend=backend, **kw)
+
+    monkeypatch.setattr(sampler, "sample", compiling)
+    loaded = solver.load_model(str(ckpt), "cpu")
+    ev = eval_sets.resolve_split("val", str(dataset), loaded, limit=None, sample=None,
+                                 types=None, min_difficulty=None)
+    evaluate.run_eval(loaded, ev, evaluate.EvalSettings(K=4, D=2, sigmas=[0.3, 0.5, 0.7],
+                                                        seeds=[0, 1]))
+    assert "warm-up" in compiled and "timed" not in compiled, compiled
