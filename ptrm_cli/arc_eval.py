@@ -111,8 +111,10 @@ def best_rollouts(model, inputs: torch.Tensor, puzzle_ids: torch.Tensor | None, 
     """K rollouts per row, keeping the highest-Q one: (tokens [n, L], sigmoid q [n] float64)
     for the first n rows. With `time_limit` (seconds) rows go in chunks and it stops after the
     chunk that passes the limit (n may be < rows); a row's noise depends only on (seed, its
-    tokens, k), so the rows done are those of a full run. on_progress(rows done, rows)."""
-    from .engine.sampler import SamplerConfig, sample
+    tokens, k), so the rows done are those of a full run, and under torchrun the rows are
+    sharded over the ranks with the same result. on_progress(rows done, rows)."""
+    from .engine.distributed import sample  # this process's rows only, gathered from all
+    from .engine.sampler import SamplerConfig
 
     cfg = SamplerConfig(K=K, D=D, sigma=sigma, perturb=perturb, chunk_rows=chunk_rows)
     total = len(inputs)

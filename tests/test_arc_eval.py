@@ -183,3 +183,44 @@ def test_cli_build_and_eval(sources, tmp_path):
     assert res.exit_code == 0, res.output
     rep = json.loads((tmp_path / "ev" / "report.json").read_text())
     assert rep["kind"] == "arc" and set(rep["ptrm"]) >= {"pass@1", "pass@2", "pass@100"}
+
+
+# -- several processes: the views are sharded over the ranks, with the same result ------------
+
+def _arc_worker(rank: int, world: int, port: int, out: str):
+    import os
+
+    from ptrm_cli.engine import distributed
+
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank),
+                      WORLD_SIZE=str(world), LOCAL_RANK=str(rank))
+    torch.set_num_threads(1)
+    with distributed.group("cpu"):
+        model, inputs, ids = _sharding_case()
+        preds, q = arc_eval.best_rollouts(model, inputs, ids, K=3, D=2, sigma=0.5, seed=4)
+        if rank == 0:
+            np.savez(out, preds=preds, q=q)
+
+
+def _sharding_case():
+    model = _tiny_model(6)
+    g = torch.Generator().manual_seed(0)
+    inputs = torch.randint(0, model.config.vocab_size, (5, model.config.seq_len), generator=g)
+    return model, inputs, torch.arange(1, 6)
+
+
+def test_best_rollouts_over_two_gloo_processes_equal_one(tmp_path):
+    import socket
+
+    import torch.multiprocessing as mp
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    out = str(tmp_path / "rank0.npz")
+    mp.spawn(_arc_worker, args=(2, port, out), nprocs=2, join=True)
+    got = np.load(out)
+    model, inputs, ids = _sharding_case()
+    preds, q = arc_eval.best_rollouts(model, inputs, ids, K=3, D=2, sigma=0.5, seed=4)
+    assert preds.shape == (5, model.config.seq_len) and len(set(q.tolist())) > 1
+    assert np.array_equal(got["preds"], preds) and np.array_equal(got["q"], q)

@@ -126,8 +126,6 @@ def evaluate(
                             "--family arc)")
         if arc and sample_n is not None:
             raise PtrmError("--sample applies to puzzle splits, not ARC tasks: use --limit")
-        if arc and distributed.world()[1] > 1:
-            raise PtrmError("ARC evaluation runs in one process: drop --gpus")
         # an official step_N file has no token table: an ARC dataset says it is TRM's ARC one
         loaded = solver.load_model(checkpoint, device,
                                    official_vocab=_arc_vocab() if arc else None)
@@ -135,7 +133,7 @@ def evaluate(
         if arc:
             _eval_arc(loaded, Path(data).expanduser(), split, K=K, D=D, sigma=sigmas[0],
                       seed=seed, limit=limit, memory=budget or solver.default_memory(device),
-                      out=out, as_json=as_json, identifiers=identifiers)
+                      out=out, as_json=as_json, identifiers=identifiers, main=main)
             return
         evset = resolve_split(split, data, loaded, limit=limit, sample=sample_n,
                               types=[t.strip() for t in types.split(",") if t.strip()]
@@ -238,20 +236,25 @@ def _arc_vocab():
 
 
 def _eval_arc(loaded, data: Path, split: str, *, K, D, sigma, seed, limit, memory, out,
-              as_json, identifiers):
-    """ARC (ptrm_cli/arc_eval.py): best-Q rollout per augmented view, vote across views."""
+              as_json, identifiers, main: bool = True):
+    """ARC (ptrm_cli/arc_eval.py): best-Q rollout per augmented view, vote across views. Under
+    torchrun every rank computes its share of the views; rank 0 votes, prints and writes."""
     from .. import arc_eval, arc_ids, solver
 
     # which embedding row is which task version: the checkpoint's own table when it has one
     table = None
     if loaded.config.puzzle_emb_ndim > 0:
         table = arc_ids.table_for(loaded, identifiers, dataset=data)
-    err_console.print(f"[dim]ARC {data}/{split}: K={K} D={D} σ={sigma:g} seed {seed} · "
-                      f"{loaded.path}"
-                      f"{f' · identifiers {table.source}' if table else ''}[/]", highlight=False)
+    if main:
+        err_console.print(f"[dim]ARC {data}/{split}: K={K} D={D} σ={sigma:g} seed {seed} · "
+                          f"{loaded.path}"
+                          f"{f' · identifiers {table.source}' if table else ''}[/]",
+                          highlight=False)
     report = arc_eval.evaluate_arc(
         loaded.model, data, split, table=table, K=K, D=D, sigma=sigma, seed=seed, limit=limit,
         chunk_rows=solver.plan_chunk_rows(loaded.config, K, D, memory), vocab=loaded.vocab)
+    if not main:
+        return
     missing = report["tasks_without_views"]
     if missing:
         err_console.print(f"[yellow]{len(missing)} task(s) have no identifiers[/] in "
