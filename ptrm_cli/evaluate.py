@@ -145,7 +145,6 @@ def run_eval(loaded: LoadedModel, ev: EvalSet, s: EvalSettings, *,
              saved: SavedRuns | None = None) -> dict:
     """Every run, scored. `progress(fraction)` is called as compute completes. Each finished
     run goes into `saved` at once, and a run already there is restored, not run again."""
-    from .engine import metrics
     from .engine.distributed import sample  # sharded over the ranks of a torchrun launch
     from .engine.model import count_parameters, flops_per_step
     from .engine.sampler import SamplerConfig
@@ -186,18 +185,7 @@ def run_eval(loaded: LoadedModel, ev: EvalSet, s: EvalSettings, *,
         units_done = base + P * K * D
         return out, valid, t_model, t_verify
 
-    # Warm-up, untimed: one supervision step of every configuration the timed runs use (the
-    # same chunk shapes, each sigma, the recording run), so no run is charged for compiling,
-    # for a recompile on a new shape or sigma value, or for first-call overheads; it costs
-    # 1/D of one seed per sigma.
-    sample(loaded.model, ev.inputs, SamplerConfig(K=1, D=1, sigma=0.0,
-                                                  chunk_rows=s.det_chunk_rows),
-           puzzle_ids=ev.puzzle_ids)
-    for si, sigma in enumerate(s.sigmas):
-        sample(loaded.model, ev.inputs,
-               SamplerConfig(K=s.K, D=1, sigma=sigma, perturb=s.perturb,
-                             chunk_rows=s.chunk_rows, record_steps=si == 0),
-               seed=s.seeds[0], puzzle_ids=ev.puzzle_ids)
+    _warm_up(sample, loaded, ev, s)
 
     det = []
     for d in s.det_D:
@@ -206,19 +194,9 @@ def run_eval(loaded: LoadedModel, ev: EvalSet, s: EvalSettings, *,
             skip(1, d)
             continue
         out, valid, t_model, t_verify = run(1, d, 0.0, 0, False, s.det_chunk_rows)
-        sc = score(out.preds, out.q, ev.labels, valid)
-        cell = metrics.cell_accuracy(out.preds[:, 0], ev.labels)
-        gr = {}
-        for g, m in groups.items():
-            n = int(m.sum())
-            gr[g] = {"n": n, "cell_accuracy": float(cell[m].mean())}
-            for judge in ("label", "rules"):
-                acc = float(sc[judge]["best_q"][m].float().mean())
-                gr[g][judge] = {"acc": acc, "wilson": list(metrics.wilson(round(acc * n), n))}
         det.append({"D": d, "K": 1, "sigma": 0.0, "equal_compute": d == s.K * s.D and s.K > 1,
-                    "flops_per_puzzle": d * fps, **_timing(t_model, t_verify, P), "groups": gr,
-                    "per_puzzle": {"label": sc["label"]["best_q"].tolist(),
-                                   "rules": sc["rules"]["best_q"].tolist()}})
+                    "flops_per_puzzle": d * fps, **_timing(t_model, t_verify, P),
+                    **_det_scores(out, valid, ev.labels, groups)})
         saved.put(f"det/{d}", det[-1])
 
     ptrm, width, qsteps = [], None, None
@@ -229,19 +207,11 @@ def run_eval(loaded: LoadedModel, ev: EvalSet, s: EvalSettings, *,
             key = f"ptrm/{sigma!r}/{seed}"
             done = saved.get(key)
             if done is None or (record and done["q_steps"] is None) or \
-                    (si == 0 and done["curve"] is None):
+                    (si == 0 and done["curve"] is None):  # not saved, or saved without these
                 out, valid, t_model, t_verify = run(s.K, s.D, sigma, seed, record, s.chunk_rows)
-                sc = score(out.preds, out.q, ev.labels, valid)
-                ks = sorted({k for k in WIDTH_KS if k <= s.K} | {s.K})
-                done = {"run": {"seed": seed, **_timing(t_model, t_verify, P),
-                                "groups": by_group(sc, groups)},
-                        "scores": {j: {k: v.tolist() for k, v in d.items()}
-                                   for j, d in sc.items()},
-                        "curve": None if si else {
-                            str(k): v for k, v in metrics.width_curve(
-                                canonical(out.preds, ev.labels), out.q, ev.labels, ks,
-                                valid=valid, draws=s.draws, seed=seed).items()},
-                        "q_steps": _q_steps(out, ev.labels, sigma, seed) if record else None}
+                done = _ptrm_run(out, valid, ev.labels, groups, s, sigma, seed,
+                                 timing=_timing(t_model, t_verify, P), curve=si == 0,
+                                 record=record)
                 saved.put(key, done)
             else:
                 skip(s.K, s.D)
@@ -278,6 +248,59 @@ def run_eval(loaded: LoadedModel, ev: EvalSet, s: EvalSettings, *,
         "groups": list(groups),
         "deterministic": det, "ptrm": ptrm, "width_curve": width, "q_steps": qsteps,
     }
+
+
+def _warm_up(sample, loaded: LoadedModel, ev: EvalSet, s: EvalSettings) -> None:
+    """Untimed: one supervision step of every configuration the timed runs use (the same chunk
+    shapes, each sigma, the recording run), so no run is charged for compiling, for a recompile
+    on a new shape or sigma value, or for first-call overheads; it costs 1/D of a seed per
+    sigma."""
+    from .engine.sampler import SamplerConfig
+
+    sample(loaded.model, ev.inputs, SamplerConfig(K=1, D=1, sigma=0.0,
+                                                  chunk_rows=s.det_chunk_rows),
+           puzzle_ids=ev.puzzle_ids)
+    for si, sigma in enumerate(s.sigmas):
+        sample(loaded.model, ev.inputs,
+               SamplerConfig(K=s.K, D=1, sigma=sigma, perturb=s.perturb,
+                             chunk_rows=s.chunk_rows, record_steps=si == 0),
+               seed=s.seeds[0], puzzle_ids=ev.puzzle_ids)
+
+
+def _det_scores(out, valid: torch.Tensor, labels: torch.Tensor, groups: dict) -> dict:
+    """A deterministic run's accuracy per group (cell, label, rules with Wilson intervals) and
+    per puzzle."""
+    from .engine import metrics
+
+    sc = score(out.preds, out.q, labels, valid)
+    cell = metrics.cell_accuracy(out.preds[:, 0], labels)
+    gr = {}
+    for g, m in groups.items():
+        n = int(m.sum())
+        gr[g] = {"n": n, "cell_accuracy": float(cell[m].mean())}
+        for judge in ("label", "rules"):
+            acc = float(sc[judge]["best_q"][m].float().mean())
+            gr[g][judge] = {"acc": acc, "wilson": list(metrics.wilson(round(acc * n), n))}
+    return {"groups": gr, "per_puzzle": {"label": sc["label"]["best_q"].tolist(),
+                                         "rules": sc["rules"]["best_q"].tolist()}}
+
+
+def _ptrm_run(out, valid: torch.Tensor, labels: torch.Tensor, groups: dict, s: EvalSettings,
+              sigma: float, seed: int, *, timing: dict, curve: bool, record: bool) -> dict:
+    """One PTRM run (a sigma and seed) as saved (JSON): its record for the report, every
+    puzzle's score per selector, its width curve (first sigma) and Q over steps (the recorded
+    run). The aggregation over seeds reads only this, fresh or restored."""
+    from .engine import metrics
+
+    sc = score(out.preds, out.q, labels, valid)
+    ks = sorted({k for k in WIDTH_KS if k <= s.K} | {s.K})
+    return {"run": {"seed": seed, **timing, "groups": by_group(sc, groups)},
+            "scores": {j: {k: v.tolist() for k, v in d.items()} for j, d in sc.items()},
+            "curve": None if not curve else {
+                str(k): v for k, v in metrics.width_curve(
+                    canonical(out.preds, labels), out.q, labels, ks, valid=valid,
+                    draws=s.draws, seed=seed).items()},
+            "q_steps": _q_steps(out, labels, sigma, seed) if record else None}
 
 
 def ptrm_entry(setting: dict, runs: list[dict], groups: list[str], per_puzzle: dict) -> dict:
