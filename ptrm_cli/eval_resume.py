@@ -67,5 +67,7 @@ def fingerprint(checkpoint: str, model_config: dict, keys: list, K: int, D: int,
                 perturb: str, draws: int) -> dict:
     """What every saved run of one evaluation shares."""
     digest = hashlib.sha256(json.dumps(keys).encode()).hexdigest()
-    return {"checkpoint": str(checkpoint), "model": model_config, "puzzles": digest,
+    # resolved: `-c ./ckpt` is `-c ckpt`, and a moving `checkpoints/best` link is its step_N
+    return {"checkpoint": str(Path(checkpoint).resolve()), "model": model_config,
+            "puzzles": digest,
             "K": K, "D": D, "perturb": perturb, "width_draws": draws}
