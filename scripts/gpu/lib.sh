@@ -23,7 +23,8 @@ setup() {  # the carried wheels (.whl) and this checkout, installed; NO_SETUP=1 
 # start needs) and checkpoints/best (EMA weights) as one tar in 15 MB parts under $OUT
 pack() {
     local d=$1/checkpoints last best
-    last=$(readlink -f "$d/last"); best=$(readlink -f "$d/best" 2>/dev/null || echo "$last")
+    last=$(readlink -f "$d/last"); best=$last   # no validation yet in this run: best = last
+    [ -e "$d/best" ] && best=$(readlink -f "$d/best")
     rm -rf /tmp/pack && mkdir -p /tmp/pack/last /tmp/pack/best
     cp "$last"/config.json "$last"/model.safetensors /tmp/pack/last/
     [ "${2:-}" = raw ] && cp "$last"/train_state* /tmp/pack/last/
