@@ -148,12 +148,16 @@ def run_pipeline(model, views: Views, truths: dict, *, K: int, D: int, sigma: fl
                  seed: int = 0, chunk_rows: int | None = None, ks=PASS_KS) -> dict:
     """One pipeline (K rollouts per view, best Q per view, crop, de-augment, vote, pass@k)."""
     t0 = time.perf_counter()
-    ids = None if model.config.puzzle_emb_ndim == 0 else torch.as_tensor(views.ids)
-    preds, q = best_rollouts(model, torch.as_tensor(views.inputs), ids, K=K, D=D, sigma=sigma,
-                             seed=seed, chunk_rows=chunk_rows)
+    preds, q = best_rollouts(model, torch.as_tensor(views.inputs), _view_ids(model, views),
+                             K=K, D=D, sigma=sigma, seed=seed, chunk_rows=chunk_rows)
     ranked = vote(zip(views.keys, view_answers(views.names, preds), q))
     return {"K": K, "D": D, "sigma": sigma, "seed": seed, **pass_at(ranked, truths, ks),
             "seconds": time.perf_counter() - t0}
+
+
+def _view_ids(model, views: Views) -> torch.Tensor | None:
+    """Each view's puzzle identifier, for a model with puzzle embeddings."""
+    return None if model.config.puzzle_emb_ndim == 0 else torch.as_tensor(views.ids)
 
 
 def _test_pairs(path: Path, split: str, limit: int | None):
@@ -207,6 +211,11 @@ def evaluate_arc(model, path: str | Path, split: str = "test", *, table=None, K:
                         hint="TRM ARC models can only solve tasks that were in their training "
                              "build")
     D = D or model.config.halt_max_steps
+    # untimed warm-up, one supervision step of both pipelines' shapes, so neither time
+    # includes compiling (1/D of their cost; as `ptrm eval` does for puzzle splits)
+    for k, s in ((K, sigma), (1, 0.0)):
+        best_rollouts(model, torch.as_tensor(views.inputs), _view_ids(model, views), K=k, D=1,
+                      sigma=s, seed=seed, chunk_rows=chunk_rows)
     common = dict(D=D, seed=seed, chunk_rows=chunk_rows, ks=ks)
     ptrm = run_pipeline(model, views, truths, K=K, sigma=sigma, **common)
     trm = run_pipeline(model, views, truths, K=1, sigma=0.0, **common)

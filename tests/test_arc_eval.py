@@ -224,3 +224,26 @@ def test_best_rollouts_over_two_gloo_processes_equal_one(tmp_path):
     preds, q = arc_eval.best_rollouts(model, inputs, ids, K=3, D=2, sigma=0.5, seed=4)
     assert preds.shape == (5, model.config.seq_len) and len(set(q.tolist())) > 1
     assert np.array_equal(got["preds"], preds) and np.array_equal(got["q"], q)
+
+
+def test_arc_pipelines_time_no_compilation(dataset, monkeypatch):
+    """The warm-up covers both pipelines' shapes: no compilation inside a timed pipeline
+    (a counting torch.compile backend, the fast engine forced on; warm-up runs are D=1)."""
+    from ptrm_cli.engine import sampler
+
+    compiled, phase = [], ["warm-up"]
+
+    def backend(gm, example_inputs):
+        compiled.append(phase[0])
+        return gm.forward
+
+    real = sampler.sample
+
+    def compiling(model, inputs, cfg, **kw):
+        phase[0] = "warm-up" if cfg.D == 1 else "timed"
+        return real(model, inputs, cfg, fast=True, compile=True, backend=backend, **kw)
+
+    monkeypatch.setattr(sampler, "sample", compiling)
+    ds = load_dataset(dataset)
+    arc_eval.evaluate_arc(_tiny_model(ds.num_puzzle_ids), dataset, "test", K=3, D=2, sigma=0.3)
+    assert "warm-up" in compiled and "timed" not in compiled, compiled
