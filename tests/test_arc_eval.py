@@ -183,6 +183,9 @@ def test_cli_build_and_eval(sources, tmp_path):
     assert res.exit_code == 0, res.output
     rep = json.loads((tmp_path / "ev" / "report.json").read_text())
     assert rep["kind"] == "arc" and set(rep["ptrm"]) >= {"pass@1", "pass@2", "pass@100"}
+    res = runner.invoke(app, ["eval", "--data", str(out), "--split", "test", "--checkpoint",
+                              str(ck), "--device", "cpu", "--resume"])
+    assert res.exit_code == 2 and "--resume applies to puzzle splits" in res.output
 
 
 # -- several processes: the views are sharded over the ranks, with the same result ------------

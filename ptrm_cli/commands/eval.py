@@ -126,6 +126,8 @@ def evaluate(
                             "--family arc)")
         if arc and sample_n is not None:
             raise PtrmError("--sample applies to puzzle splits, not ARC tasks: use --limit")
+        if arc and resume:
+            raise PtrmError("--resume applies to puzzle splits: an ARC evaluation runs whole")
         # an official step_N file has no token table: an ARC dataset says it is TRM's ARC one
         loaded = solver.load_model(checkpoint, device,
                                    official_vocab=_arc_vocab() if arc else None)
