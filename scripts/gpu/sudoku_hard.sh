@@ -6,6 +6,8 @@
 #   bash scripts/gpu/sudoku_hard.sh prepare   # here: the small inputs to carry
 #   run: bash scripts/gpu/sudoku_hard.sh train 560        carry: .whl data/src-tdoku
 #        data/tdoku-tune data/sudoku-mlp-resume/last   (once a session brought it back)
+#        (with last/ the tree passes 64 MiB: move the bundled model aside for these calls,
+#        scripts/gpu/README.md says how)
 #   bash scripts/gpu/sudoku_hard.sh keep DIR  # here: unpack what came back (files_at) into
 #                                             # data/sudoku-mlp-resume (last/ and best/)
 #   run: bash scripts/gpu/sudoku_hard.sh evaluate-tune | evaluate-trm | evaluate-ptrm SEED
