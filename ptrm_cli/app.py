@@ -11,7 +11,7 @@ from typer.core import TyperGroup
 
 from . import __version__
 from .commands import bench, build_data, codecs, convert, eval as eval_cmd, generate, solve, train
-from .console import err_console
+from .console import err_console, esc
 from .errors import PtrmError
 
 HELP = """\
@@ -33,9 +33,10 @@ class _Group(TyperGroup):
         try:
             return super().invoke(ctx)
         except PtrmError as e:
-            err_console.print(f"[bold red]error:[/] {e}", highlight=False)
+            err_console.print(f"[bold red]error:[/] {esc(e)}", highlight=False,
+                              soft_wrap=True)
             if e.hint:
-                err_console.print(f"[dim]hint:[/] {e.hint}", highlight=False)
+                err_console.print(f"[dim]hint:[/] {esc(e.hint)}", highlight=False, soft_wrap=True)
             raise typer.Exit(e.exit_code)
         except KeyboardInterrupt:
             err_console.print("[yellow]interrupted[/]")

@@ -57,13 +57,13 @@ def read_input(spec: str) -> tuple[str, str]:
             else sys.stdin.read(MAX_INPUT_BYTES + 1)
         return _text(data, "<stdin>"), "<stdin>"
     path = Path(spec).expanduser()
-    try:
-        is_dir, is_file = path.is_dir(), path.is_file()
+    try:  # not only regular files: a pipe (`<(...)`, a FIFO) or a device is read the same
+        is_dir, exists = path.is_dir(), path.exists()
     except (OSError, ValueError):  # a name too long, or with a NUL: not a file
-        is_dir = is_file = False
+        is_dir = exists = False
     if is_dir:
         raise PtrmError(f"{spec} is a directory, not a puzzle file")
-    if is_file:
+    if exists:
         try:
             with open(path, "rb") as f:
                 data = f.read(MAX_INPUT_BYTES + 1)

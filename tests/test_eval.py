@@ -256,6 +256,7 @@ def test_eval_errors(ckpt, dataset, tmp_path):
     bad("eval", "--split", "val", "--data", tmp_path, "-c", ckpt, match="not a ptrm dataset")
     bad("eval", "--split", "test", "--data", dataset, "-c", ckpt, match="no split 'test'")
     bad("eval", "--split", dataset, "-c", ckpt, "--sigma", "abc", match="--sigma")
+    bad("eval", "--split", dataset, "-c", ckpt, "--sigma", "0.2,inf", match="--sigma inf")
     bad("eval", "--split", dataset, "-c", ckpt, "--det-D", "0", match="--det-D")
     bad("eval", "--split", dataset, "-c", tmp_path / "nope", match="no such file")
     junk = tmp_path / "junk.jsonl"

@@ -4,6 +4,8 @@ exit codes, the JSON schema, early stop, and one clear message for every user mi
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -252,6 +254,50 @@ def test_bad_inputs(ckpt, sudoku, tmp_path):
     bad("solve", short, "-c", ckpt, match="short.txt")
 
 
+def test_user_text_prints_as_itself(ckpt, sudoku, tmp_path):
+    """Paths and values go into Rich markup: brackets and emoji codes must print literally
+    (a `[/b]` in a file name once crashed the error printer with a traceback)."""
+    r = bad("solve", tmp_path / "a[/b].txt", "-c", ckpt, match="no such file")
+    assert "a[/b].txt" in r.output
+    named = tmp_path / "p[copy]:smile:.txt"
+    named.write_text("sudoku\n123\n456\n")
+    r = bad("solve", named, "-c", ckpt, match="p[copy]:smile:.txt")
+    r = bad("solve", sudoku[0].to_url(sudoku[1]), "-c", ckpt, "--device", "cuda:x",
+            match="--device 'cuda:x'")
+    assert "cuda:N" in r.output
+
+
+@pytest.mark.skipif(not Path("/dev/fd").is_dir(), reason="no /dev/fd here")
+def test_a_pipe_is_read_like_a_file(ckpt, sudoku):
+    """`ptrm solve <(cat puzzle.txt)`: a pipe exists but is not a regular file."""
+    codec, puzzle, _ = sudoku
+    read, write = os.pipe()
+    try:
+        os.write(write, codec.to_url(puzzle).encode())
+        os.close(write)
+        r = ptrm("solve", f"/dev/fd/{read}", "-c", ckpt, "--K", 2, "--D", 1, "--json")
+    finally:
+        os.close(read)
+    assert r.exit_code in (0, 1), r.output
+    assert json.loads(r.stdout)["source"] == f"/dev/fd/{read}"
+
+
+def test_time_limit_zero_is_no_limit(ckpt, sudoku):
+    codec, puzzle, _ = sudoku
+    r = ptrm("solve", codec.to_url(puzzle), "-c", ckpt, "--K", 2, "--D", 1, "--time-limit", 0,
+             "--device", "cpu", "--json")
+    out = json.loads(r.stdout)
+    assert out["time_limit"] is None and not out["timed_out"] and out["rollouts"] >= 1
+
+
+def test_check_every_without_early_stop_warns(ckpt, sudoku):
+    codec, puzzle, _ = sudoku
+    r = ptrm("solve", codec.to_url(puzzle), "-c", ckpt, "--K", 2, "--D", 1, "--select",
+             "best_q", "--check-every", 2, "--json")
+    assert r.exit_code in (0, 1)
+    assert "--check-every applies to early stopping" in " ".join(r.stderr.split())
+
+
 def test_a_puzzle_larger_than_the_models_grid(ckpt):
     if "lightup" not in installed_codecs():
         pytest.skip("codec 'lightup' is not installed")
@@ -285,6 +331,7 @@ def test_bad_options(ckpt, sudoku):
     bad("solve", good, "-c", ckpt, "--select", "oracle", match="--select")
     bad("solve", good, "-c", ckpt, "--K", 0, match="--K")
     bad("solve", good, "-c", ckpt, "--sigma", -1, match="--sigma")
+    bad("solve", good, "-c", ckpt, "--sigma", "inf", match="finite")
     bad("solve", good, "-c", ckpt, "--memory", "lots", match="--memory")
     bad("solve", good, "-c", ckpt, "--device", "tpu", match="--device")
 

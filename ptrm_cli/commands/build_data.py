@@ -12,7 +12,7 @@ import typer
 from rich.table import Table
 
 from .. import build as B
-from ..console import console, err_console
+from ..console import console, err_console, esc
 from ..errors import PtrmError
 from ..options import JSON
 
@@ -90,7 +90,7 @@ def build_data(
                           f"puzzle ids, rows train {summary['rows']['train']:,} test "
                           f"{summary['rows']['test']:,}", highlight=False)
             if summary["out"]:
-                console.print(f"wrote [bold]{summary['out']}[/]")
+                console.print(f"wrote [bold]{esc(summary['out'])}[/]")
         return
     if limit is not None and subsample is not None:
         raise PtrmError("--limit and --subsample do not combine: pick one")
@@ -147,7 +147,7 @@ def _report(r: B.BuildResult, as_json: bool) -> None:
                        overflow="fold", no_wrap=col != "source")
     for s in r.sources:
         n = {k: sum(v.values()) for k, v in s["puzzles"].items()}
-        src.add_row(s["name"], s["role"], s["kind"] or "-", f"{s['records']:,}",
+        src.add_row(esc(s["name"]), s["role"], s["kind"] or "-", f"{s['records']:,}",
                     f"{n.get('train', 0):,}", f"{n.get('val', 0):,}", f"{n.get('golden', 0):,}",
                     f"{sum(s['dropped'].values()):,}")
     console.print(src)
@@ -161,11 +161,12 @@ def _report(r: B.BuildResult, as_json: bool) -> None:
         console.print(d)
         for reason, msgs in r.messages.items():
             for m in msgs[:10]:
-                console.print(f"  [yellow]{reason}[/] {m}", highlight=False, markup=True)
+                console.print(f"  [yellow]{reason}[/] {esc(m)}", highlight=False,
+                              soft_wrap=True)
             if len(msgs) > 10:
                 console.print(f"  [dim]{reason}: {len(msgs) - 10} more in meta.json / --json[/]")
     for note in r.notes:
-        console.print(f"[yellow]note:[/] {note}")
+        console.print(f"[yellow]note:[/] {esc(note)}")
     t = r.timings
     rate = lambda n, s: f"{n / s:,.0f}/s" if s > 0 else "-"  # noqa: E731
     console.print(f"[dim]decoded {t.get('decode_puzzles', 0):,} puzzles in "
@@ -175,7 +176,7 @@ def _report(r: B.BuildResult, as_json: bool) -> None:
                   f"({rate(t.get('augment_puzzles', 0), t.get('augment', 0))}); total "
                   f"{t.get('total', 0):.1f}s[/]", highlight=False)
     if r.out is not None and (r.out / "meta.json").is_file():
-        console.print(f"wrote [bold]{r.out}[/]")
+        console.print(f"wrote [bold]{esc(r.out)}[/]")
     sys.stdout.flush()
 
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import math
+
 from pathlib import Path
 
 import typer
 
-from ..console import console, err_console
+from ..console import console, err_console, esc
 from ..errors import PtrmError
 from ..options import DEVICE, JSON, resolve_device
 
@@ -20,8 +22,8 @@ def _floats(values: list[str], flag: str) -> list[float]:
                     x = float(part)
                 except ValueError:
                     raise PtrmError(f"{flag} {part.strip()!r}: expected a number") from None
-                if not x >= 0:
-                    raise PtrmError(f"{flag} {part.strip()}: must be >= 0")
+                if not 0 <= x < math.inf:
+                    raise PtrmError(f"{flag} {part.strip()}: expected a finite number >= 0")
                 out.append(x)
     return list(dict.fromkeys(out))
 
@@ -112,7 +114,8 @@ def evaluate(
         chosen, on = ev_mod.sigma_from_report(sigma_from)
         sigmas = [chosen]
         if distributed.is_main() and not (gpus and gpus > 1):
-            err_console.print(f"σ = {chosen:g}, chosen on {on} ({sigma_from})", highlight=False)
+            err_console.print(f"σ = {chosen:g}, chosen on {esc(on)} ({esc(sigma_from)})",
+                              highlight=False)
 
     if gpus and gpus > 1 and not distributed.launched():
         raise typer.Exit(distributed.relaunch(gpus))
@@ -153,18 +156,19 @@ def evaluate(
             ev_mod.run_eval(loaded, evset, settings, saved=saved)
             return
         for t, why in evset.skipped.items():
-            err_console.print(f"[yellow]skipped[/] {t}: {why}", highlight=False)
+            err_console.print(f"[yellow]skipped[/] {esc(t)}: {esc(why)}", highlight=False)
         for u in evset.unusable:
             err_console.print(f"[yellow]skipped[/] {u['type']} puzzle on line {u['line']}: "
-                              f"{u['reason']}", highlight=False)
+                              f"{esc(u['reason'])}", highlight=False)
         ranks = distributed.world()[1]
         of = f" (a seeded sample of {evset.sampled['of']})" if evset.sampled else ""
         err_console.print(
-            f"[dim]{evset.name}: {len(evset)} puzzles{of} · K={K} D={D} "
+            f"[dim]{esc(evset.name)}: {len(evset)} puzzles{of} · K={K} D={D} "
             f"σ={','.join(f'{s:g}' for s in sigmas)} "
             f"perturb={perturb} · seeds {settings.seeds} · TRM baselines D={settings.det_D} · "
-            f"device={device}{f' x{ranks} processes' if ranks > 1 else ''} · {loaded.path}[/]",
-            highlight=False)
+            f"device={device}{f' x{ranks} processes' if ranks > 1 else ''} · "
+            f"{esc(loaded.path)}[/]",
+            highlight=False, soft_wrap=True)
 
         from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, \
             TimeElapsedColumn, TimeRemainingColumn
@@ -190,13 +194,14 @@ def _saved_runs(out: Path, loaded, evset, settings, *, resume: bool, write: bool
     saved = SavedRuns(path, fp, resume=resume, write=write)
     if write and path.exists():
         if saved.runs:
-            err_console.print(f"[dim]resuming: {len(saved.runs)} finished run(s) from {path}[/]",
+            err_console.print(f"[dim]resuming: {len(saved.runs)} finished run(s) from "
+                              f"{esc(path)}[/]",
                               highlight=False)
         else:
-            err_console.print(f"[yellow]{path}[/]: an interrupted evaluation's runs; starting "
-                              "over (--resume continues it)", highlight=False)
+            err_console.print(f"[yellow]{esc(path)}[/]: an interrupted evaluation's runs; "
+                              "starting over (--resume continues it)", highlight=False)
     elif write and resume:
-        err_console.print(f"[dim]nothing saved in {path} yet: running everything[/]",
+        err_console.print(f"[dim]nothing saved in {esc(path)} yet: running everything[/]",
                           highlight=False)
     return saved
 
@@ -219,7 +224,8 @@ def _write_and_show(report: dict, out: Path, *, plots: bool, as_json: bool, what
         return
     for table in ev_mod.tables(report):
         console.print(table)
-    console.print(f"{what}wrote " + ", ".join(files.values()), highlight=False, soft_wrap=True)
+    console.print(f"{what}wrote " + esc(", ".join(map(str, files.values()))), highlight=False,
+                  soft_wrap=True)
 
 
 def _is_arc(data: Path) -> bool:
@@ -248,9 +254,10 @@ def _eval_arc(loaded, data: Path, split: str, *, K, D, sigma, seed, limit, memor
     if loaded.config.puzzle_emb_ndim > 0:
         table = arc_ids.table_for(loaded, identifiers, dataset=data)
     if main:
-        err_console.print(f"[dim]ARC {data}/{split}: K={K} D={D} σ={sigma:g} seed {seed} · "
-                          f"{loaded.path}"
-                          f"{f' · identifiers {table.source}' if table else ''}[/]",
+        err_console.print(f"[dim]ARC {esc(f'{data}/{split}')}: K={K} D={D} σ={sigma:g} "
+                          f"seed {seed} · "
+                          f"{esc(loaded.path)}"
+                          f"{esc(f' · identifiers {table.source}') if table else ''}[/]",
                           highlight=False)
     report = arc_eval.evaluate_arc(
         loaded.model, data, split, table=table, K=K, D=D, sigma=sigma, seed=seed, limit=limit,
@@ -260,12 +267,12 @@ def _eval_arc(loaded, data: Path, split: str, *, K, D, sigma, seed, limit, memor
     missing = report["tasks_without_views"]
     if missing:
         err_console.print(f"[yellow]{len(missing)} task(s) have no identifiers[/] in "
-                          f"{report['identifiers']}, scored as unsolved: "
-                          f"{', '.join(missing[:5])}{' ...' if len(missing) > 5 else ''}",
+                          f"{esc(report['identifiers'])}, scored as unsolved: "
+                          f"{esc(', '.join(missing[:5]))}{' ...' if len(missing) > 5 else ''}",
                           highlight=False)
     path = arc_eval.write_report(report, out or Path(f"eval_arc_{split}"))
     if as_json:
         typer.echo(solver.to_json(report))
         return
     console.print(arc_eval.table(report))
-    console.print(f"wrote {path}", highlight=False)
+    console.print(f"wrote {esc(path)}", highlight=False, soft_wrap=True)

@@ -9,7 +9,7 @@ import typer
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
                            TimeElapsedColumn, TimeRemainingColumn)
 
-from ..console import err_console
+from ..console import err_console, esc
 from ..errors import PtrmError
 from ..options import SEED
 
@@ -90,7 +90,8 @@ def generate(
     def on_start(todo: int, present: int) -> None:
         state["present"] = present
         if present:
-            err_console.print(f"{out}: {present} puzzle(s) already there; making {todo} more",
+            err_console.print(f"{esc(out)}: {present} puzzle(s) already there; making "
+                              f"{todo} more",
                               highlight=False)
         state["task"] = progress.add_task(f"{job.type} {rows}x{cols}", total=n,
                                           completed=present, rate="")
@@ -107,8 +108,8 @@ def generate(
     made, secs = summary["made"], summary["seconds"]
     if made:
         per_core = 60 * made / secs / min(workers, made)
-        err_console.print(f"wrote {made} {job.type} puzzle(s) to {out} in {secs:.1f} s "
+        err_console.print(f"wrote {made} {job.type} puzzle(s) to {esc(out)} in {secs:.1f} s "
                           f"({60 * made / secs:.1f}/min, {per_core:.1f}/min per worker)",
                           highlight=False)
     else:
-        err_console.print(f"{out} already holds all {n} puzzles", highlight=False)
+        err_console.print(f"{esc(out)} already holds all {n} puzzles", highlight=False)

@@ -11,12 +11,14 @@ each known output among the two attempts); 1 no rules-valid answer was found (AR
 
 from __future__ import annotations
 
+import math
+
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
 
-from ..console import console, err_console
+from ..console import console, err_console, esc
 from ..errors import PtrmError
 from ..options import DEVICE, JSON, resolve_device
 
@@ -49,8 +51,9 @@ def solve(
     select: str = typer.Option("verified", "--select",
                                help="verified | best_q | mode | q_vote (see docs/INFERENCE.md)."),
     early_stop: bool = typer.Option(True, "--early-stop/--no-early-stop",
-                                    help="With --select verified: stop after the first wave "
-                                         "that holds a rules-valid rollout."),
+                                    help="With --select verified: stop at the first rules "
+                                         "check that finds a valid rollout (see "
+                                         "--check-every)."),
     wave: int = typer.Option(None, "--wave", min=1, show_default="K on GPU, 4 on CPU",
                              help="Rollouts per wave."),
     check_every: int = typer.Option(None, "--check-every", min=1,
@@ -58,7 +61,8 @@ def solve(
                                     help="With early stop: steps between rules checks."),
     time_limit: float = typer.Option(None, "--time-limit", min=0.0,
                                      show_default="none on GPU, 20 s on CPU",
-                                     help="Seconds of rollouts at most; then the best so far."),
+                                     help="Seconds of rollouts at most; then the best so far "
+                                          "(0: no limit)."),
     threads: int = typer.Option(None, "--threads", min=1,
                                 show_default="CPU cores (1 when the machine is busy)",
                                 help="CPU threads for torch."),
@@ -67,7 +71,8 @@ def solve(
     codec: str = typer.Option(None, "--codec", help="Puzzle type; overrides auto-detection."),
     device: str = DEVICE,
     memory: str = typer.Option(None, "--memory", show_default="2GB on CPU, 60% of free GPU memory",
-                               help="Memory budget of one forward chunk, e.g. 2GB."),
+                               help="Memory budget of one forward chunk, e.g. 2GB or 512MB; "
+                                    "auto for the default."),
     seed: int = typer.Option(0, "--seed", min=0,
                              help="Random seed: the same seed gives the same result."),
     task: str = typer.Option(None, "--task",
@@ -85,12 +90,18 @@ def solve(
     """Solve one puzzle with PTRM: K noisy rollouts, pick one, check it against the rules."""
     from .. import arc_solve, solver  # torch and the engine load here, not at `ptrm --help`
 
+    if not math.isfinite(sigma):
+        raise PtrmError(f"--sigma {sigma}: expected a finite number >= 0")
     if perturb not in ("z", "y", "both", "init"):
         raise PtrmError(f"--perturb {perturb!r}: expected z, y, both or init")
     if seed >= 2**63:
         raise PtrmError("--seed must be below 2**63")
     if select not in solver.SELECTORS:
         raise PtrmError(f"--select {select!r}: expected {', '.join(solver.SELECTORS)}")
+    if check_every is not None and not (select == "verified" and early_stop):
+        err_console.print("[yellow]warning:[/] --check-every applies to early stopping (--select "
+                          "verified with --early-stop); ignored", highlight=False,
+                          soft_wrap=True)
     device = resolve_device(device)
     budget = solver.parse_memory(memory)
     arc = dict(K=K, D=D, sigma=sigma, perturb=perturb, seed=seed, views=views,
@@ -133,6 +144,7 @@ def solve(
         cpu_defaults["threads"] = threads or _cpu_threads()
         torch.set_num_threads(cpu_defaults["threads"])
     K = K if K is not None else GPU_K
+    time_limit = time_limit or None  # --time-limit 0: no limit
     if wave is None:
         wave = K
     # one wave is one forward batch (a puzzle's rollouts are never split): keep it in budget
@@ -144,7 +156,7 @@ def solve(
 
     kwargs = dict(K=K, D=D, sigma=sigma, perturb=perturb, seed=seed, selector=select,
                   early_stop=early_stop, wave=wave, chunk_rows=chunk_rows,
-                  check_every=check_every, time_limit=time_limit or None)
+                  check_every=check_every, time_limit=time_limit)
     if wave < K:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, \
             TimeElapsedColumn
@@ -208,9 +220,9 @@ def _show(res: "solver.SolveResult", matches, s: dict) -> None:
     else:
         console.print(f"[bold red]no rules-valid solution[/] among {res.rollouts} rollouts; "
                       f"shown: the {s['selector']} pick, which breaks "
-                      f"{len(res.violations)} rule(s):", highlight=False)
+                      f"{len(res.violations)} rule(s):", highlight=False, soft_wrap=True)
         for v in res.violations[:5]:
-            console.print(f"  [red]{v.code}[/] {v.message}", highlight=False)
+            console.print(f"  [red]{v.code}[/] {esc(v.message)}", highlight=False, soft_wrap=True)
         if len(res.violations) > 5:
             console.print(f"  ... and {len(res.violations) - 5} more", highlight=False)
     if matches is not None:
@@ -220,17 +232,17 @@ def _show(res: "solver.SolveResult", matches, s: dict) -> None:
     console.print(
         f"confidence {res.confidence:.3f} (Q {res.q:+.2f}) · {res.agree}/{res.rollouts} rollouts "
         f"agree · {res.valid_rollouts} valid · {res.rollouts} rollouts{early} in "
-        f"{res.time_s:.2f} s", highlight=False)
+        f"{res.time_s:.2f} s", highlight=False, soft_wrap=True)
     url = c.solution_url(res.puzzle, res.solution)
     if url:
-        console.print(f"open: {url}", highlight=False, soft_wrap=True)
+        console.print(f"open: {esc(url)}", highlight=False, soft_wrap=True)
     if res.timed_out:
         console.print(f"[yellow]time limit of {s['time_limit']:g} s reached[/]: the answer is the "
                       f"best of the rollouts so far (--time-limit to change)", highlight=False)
     console.print(f"[dim]K={s['K']} D={s['D']} sigma={s['sigma']:g} perturb={s['perturb']} "
                   f"select={s['selector']} seed={s['seed']} device={s['device']} · "
                   f"{res.row_steps} rollout-steps ({res.flops:.2e} FLOP) · "
-                  f"{s['checkpoint']}[/]", highlight=False, soft_wrap=True)
+                  f"{esc(s['checkpoint'])}[/]", highlight=False, soft_wrap=True)
     if s["cpu_defaults"]:
         d = s["cpu_defaults"]
         parts = [f"{k.replace('_', '-')}={v:g}" if isinstance(v, float) else
@@ -312,10 +324,11 @@ def _solve_arc_task(input: str, task_id: str | None, model, *, K, D, sigma, pert
         cpu_defaults["threads"] = threads or _cpu_threads()
         torch.set_num_threads(cpu_defaults["threads"])
     K = K if K is not None else ARC_GPU_K
+    time_limit = time_limit or None  # --time-limit 0: no limit
     chunk_rows = solver.plan_chunk_rows(loaded.config, K, D,
                                         budget or solver.default_memory(device))
     kwargs = dict(K=K, D=D, sigma=sigma, perturb=perturb, seed=seed, max_views=views,
-                  chunk_rows=chunk_rows, time_limit=time_limit or None)
+                  chunk_rows=chunk_rows, time_limit=time_limit)
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, \
         TimeElapsedColumn
 
@@ -331,12 +344,12 @@ def _solve_arc_task(input: str, task_id: str | None, model, *, K, D, sigma, pert
         typer.echo(solver.to_json(arc_solve.to_dict(res, **settings)))
     else:
         console.print(arc_solve.render(res))
-        console.print(f"[dim]task {res.task} · {res.views}/{res.views_known} views x "
+        console.print(f"[dim]task {esc(res.task)} · {res.views}/{res.views_known} views x "
                       f"{len(res.tests)} test input(s) x K={K}: {res.rollouts} rollouts in "
                       f"{res.time_s:.2f} s · D={D} sigma={sigma:g} perturb={perturb} "
                       f"seed={seed} device={device} · best Q per view, vote across views · "
-                      f"identifiers {res.identifiers} · {loaded.path}[/]", highlight=False,
-                      soft_wrap=True)
+                      f"identifiers {esc(res.identifiers)} · {esc(loaded.path)}[/]",
+                      highlight=False, soft_wrap=True)
         if cpu_defaults:
             parts = [f"{k.replace('_', '-')}={v:g}" for k, v in cpu_defaults.items()]
             console.print(f"[dim]CPU defaults: {' '.join(parts)} (GPU: K={ARC_GPU_K}, no time "

@@ -8,7 +8,7 @@ import sys
 
 import typer
 
-from ..console import console, err_console
+from ..console import console, err_console, esc
 from ..errors import PtrmError
 
 
@@ -43,7 +43,8 @@ def train(
     try:
         result = run(config, set_, resume=resume, init_from=init_from, device=device)
     except Stop as e:
-        err_console.print(f"[yellow]{e}[/]; continue with: ptrm train {config} --resume",
+        err_console.print(f"[yellow]{esc(e)}[/]; continue with: ptrm train {esc(config)} "
+                          "--resume",
                           highlight=False)
         raise typer.Exit(130)
     if int(os.environ.get("RANK", "0")) == 0:
@@ -70,7 +71,7 @@ def _launch_torchrun(gpus: int, config: str, sets: list[str], resume: bool,
     if init_from:
         cmd += ["--init-from", init_from]
     env = {**os.environ, **DIST_ENV}
-    err_console.print(f"[dim]launching: {' '.join(cmd)}[/]", highlight=False)
+    err_console.print(f"[dim]launching: {esc(' '.join(cmd))}[/]", highlight=False)
     try:
         return subprocess.run(cmd, env=env).returncode
     except KeyboardInterrupt:  # torchrun forwards the signal; the ranks save and exit
