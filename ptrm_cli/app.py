@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import logging
 import sys
 import warnings
@@ -67,14 +68,21 @@ def root(
         warnings.filterwarnings("ignore", category=UserWarning, module="torch")
 
 
-app.command("solve")(solve.solve)
-app.command("eval")(eval_cmd.evaluate)
-app.command("build-data")(build_data.build_data)
-app.command("train")(train.train)
-app.command("codecs")(codecs.list_codecs)
-app.command("generate")(generate.generate)
-app.command("convert")(convert.convert)
-app.command("bench")(bench.bench)
+def _reflow(doc: str | None) -> str:
+    """A docstring for --help: the lines of each prose paragraph joined (Typer keeps their
+    source line breaks, which break sentences mid-line); indented blocks (examples, layouts)
+    keep theirs."""
+    paragraphs = inspect.cleandoc(doc or "").split("\n\n")
+    return "\n\n".join(p if any(line.startswith(" ") for line in p.splitlines())
+                       else " ".join(line.strip() for line in p.splitlines())
+                       for p in paragraphs)
+
+
+for name, command in (("solve", solve.solve), ("eval", eval_cmd.evaluate),
+                      ("build-data", build_data.build_data), ("train", train.train),
+                      ("codecs", codecs.list_codecs), ("generate", generate.generate),
+                      ("convert", convert.convert), ("bench", bench.bench)):
+    app.command(name, help=_reflow(command.__doc__))(command)
 
 
 def main():

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import shlex
 import subprocess
 import sys
 import time
@@ -27,6 +28,7 @@ from safetensors.torch import load_file
 from ptrm_cli.engine.data import Split, load_dataset, write_dataset
 from ptrm_cli.engine.losses import act_loss, softmax_cross_entropy, stablemax_cross_entropy
 from ptrm_cli.engine.train import BatchStream, Stop, load_config, train
+from ptrm_cli.engine.train_config import check_config
 from ptrm_cli.errors import PtrmError
 from ptrm_cli.vocab import Vocab
 
@@ -201,6 +203,31 @@ def test_config_overrides_types_and_errors(tmp_path):
         load_config(path, ["train.max_steps=many"])
     with pytest.raises(PtrmError, match="expected KEY=VALUE"):
         load_config(path, ["train.lr"])
+
+
+def test_config_values_out_of_range(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("data: {path: d}\nrun_dir: r\n")
+    for item, match in (("seed=-1", "seed must be >= 0"), ("train.lr=-1", "train.lr must be"),
+                        ("data.val_limit=0", "data.val_limit must be >= 1")):
+        with pytest.raises(PtrmError, match=match):
+            check_config(load_config(path, [item]))
+    check_config(load_config(path, ["seed=0", "train.lr=0", "data.val_limit=null"]))
+
+
+def test_a_named_validation_split_must_exist(sudoku4, tmp_path):
+    with pytest.raises(PtrmError, match="data.val_split 'vall'.*has splits"):
+        doc = config(tmp_path / "run", sudoku4)
+        doc["data"]["val_split"] = "vall"
+        train(None, base=doc)
+
+
+def test_the_resume_hint_repeats_the_overrides():
+    from ptrm_cli.commands.train import _resume_command
+
+    hint = _resume_command("c.yaml", ["data.path=my data", "run_dir=r"], 2, None)
+    assert shlex.split(hint) == ["ptrm", "train", "c.yaml", "--set", "data.path=my data",
+                                 "--set", "run_dir=r", "--gpus", "2", "--resume"]
 
 
 def test_group_sampling_takes_one_version_of_every_puzzle_per_epoch():
@@ -379,6 +406,11 @@ def test_warm_start_needs_only_weights(sudoku4, reference_run, tmp_path):
             (small / "checkpoints" / "step_8" / f.name).write_bytes(f.read_bytes())
     with pytest.raises(PtrmError, match="cannot be resumed exactly"):
         train(None, base=config(small, sudoku4), resume=True)
+    # the refusal of a changed recipe says what changed
+    changed = config(small, sudoku4)
+    changed["train"]["global_batch_size"] = 8
+    with pytest.raises(PtrmError, match="global_batch_size was 16, now 8"):
+        train(None, base=changed, resume=True)
     result = train(None, base=config(small, sudoku4, resume={"weights_only": True,
                                                              "rewarmup_steps": 2}),
                    resume=True)

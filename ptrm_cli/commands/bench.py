@@ -29,7 +29,8 @@ def bench(
     data: str = typer.Option(None, "--data", help="Dataset folder for a named --split."),
     modes: str = typer.Option("eager,fast,adaptive", "--modes",
                               help="Comma-separated: eager, fast, fast-autotune, fast-step, "
-                                   "adaptive, curve (scaling runs by itself on several GPUs)."),
+                                   "adaptive, curve, profile (scaling runs by itself on "
+                                   "several GPUs)."),
     device: str = typer.Option("auto", "--device", help="auto | cpu | cuda | cuda:N"),
     seed: int = typer.Option(0, "--seed", min=0, help="Noise seed (all modes)."),
     repeats: int = typer.Option(1, "--repeats", min=1,
@@ -81,8 +82,9 @@ def bench(
         report = benchmark.run_bench(opts)
     except ValueError as e:
         raise PtrmError(str(e)) from None
+    main = distributed.is_main()  # asked before teardown: after it every rank says rank 0
     distributed.teardown()
-    if distributed.is_main():
+    if main:
         typer.echo(benchmark.table(report))
         if out:
             typer.echo(f"wrote {out}")

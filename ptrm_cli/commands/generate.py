@@ -11,6 +11,7 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
 
 from ..console import err_console, esc
 from ..errors import PtrmError
+from ..generate import MODULES
 from ..options import SEED
 
 
@@ -37,8 +38,7 @@ def _params(items: list[str]) -> dict[str, float]:
 
 
 def generate(
-    type: str = typer.Argument(..., help="Puzzle type: sudoku, lightup, shakashaka, nurikabe, "
-                                         "tapa or heyawake."),
+    type: str = typer.Argument(..., help=f"Puzzle type: {', '.join(MODULES)}."),
     n: int = typer.Option(..., "--n", min=1, help="How many puzzles (indices 0..N-1)."),
     out: str = typer.Option(..., "--out", "-o", help="JSONL file to write; an existing file "
                                                      "from the same run is resumed."),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
 
@@ -36,6 +37,7 @@ def train(
     """
     if gpus is not None and gpus > 1 and int(os.environ.get("WORLD_SIZE", "1")) == 1:
         raise typer.Exit(_launch_torchrun(gpus, config, set_, resume, init_from))
+    again = _resume_command(config, set_, gpus, device)
     if gpus is not None and device is None:
         device = "cuda"
     from ..engine.train import Stop, train as run
@@ -43,12 +45,24 @@ def train(
     try:
         result = run(config, set_, resume=resume, init_from=init_from, device=device)
     except Stop as e:
-        err_console.print(f"[yellow]{esc(e)}[/]; continue with: ptrm train {esc(config)} "
-                          "--resume",
-                          highlight=False)
+        err_console.print(f"[yellow]{esc(e)}[/]; continue with: {esc(again)}", highlight=False,
+                          soft_wrap=True)
         raise typer.Exit(130)
     if int(os.environ.get("RANK", "0")) == 0:
         _summary(result)
+
+
+def _resume_command(config: str, sets: list[str], gpus: int | None, device: str | None) -> str:
+    """The command that continues this run: the same config and overrides (run_dir and the
+    data path may come from them), --resume instead of --init-from."""
+    words = ["ptrm", "train", config]
+    for item in sets:
+        words += ["--set", item]
+    if gpus is not None:
+        words += ["--gpus", str(gpus)]
+    if device is not None:
+        words += ["--device", device]
+    return shlex.join(words + ["--resume"])
 
 
 def _launch_torchrun(gpus: int, config: str, sets: list[str], resume: bool,

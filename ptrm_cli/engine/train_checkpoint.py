@@ -237,14 +237,16 @@ def restore(tr: Trainer, path: Path, *, exact: bool) -> None:
                         f"{STATE_FORMAT!r}")
     tr.step = int(state["step"])
     tr.best = state.get("best") if exact or tr.cfg.resume.weights_only else None
-    same_data = (state["data"]["fingerprint"] == tr.fingerprint
-                 and state["data"]["seed"] == tr.cfg.seed
-                 and state["data"]["global_batch_size"] == tr.G
-                 and state["data"]["sampling"] == tr.cfg.data.sampling)
+    was, now = state["data"], {"fingerprint": tr.fingerprint, "seed": tr.cfg.seed,
+                               "global_batch_size": tr.G, "sampling": tr.cfg.data.sampling}
+    changed = [k for k in now if was[k] != now[k]]
     if exact:
-        if not same_data:
+        if changed:
+            what = "; ".join("the dataset differs (its contents, fingerprint)" if k ==
+                             "fingerprint" else f"{k} was {was[k]}, now {now[k]}"
+                             for k in changed)
             raise PtrmError(f"{path}: exact resume needs the same dataset, seed, global "
-                            "batch size and sampling as the run that wrote it",
+                            f"batch size and sampling as the run that wrote it: {what}",
                             hint="resume with --set resume.weights_only=true to keep only "
                                  "the weights")
         moments = _load_tensors(path, "optimizer")
@@ -260,7 +262,7 @@ def restore(tr: Trainer, path: Path, *, exact: bool) -> None:
         tr.rewarm_from = state.get("rewarm_from")
     else:
         tr.rewarm_from = tr.step                        # fresh moments: optional re-warm-up
-    if same_data:
+    if not changed:
         tr.stream.load_state(state["stream"])
 
 

@@ -206,6 +206,13 @@ def check_config(cfg: Config) -> None:
         bad.append(f"data.sampling must be group or example, not {cfg.data.sampling!r}")
     if t.loss_type not in LOSS_TYPES:
         bad.append(f"train.loss_type must be one of {', '.join(LOSS_TYPES)}, not {t.loss_type!r}")
+    if cfg.seed < 0:
+        bad.append("seed must be >= 0")
+    for key in ("lr", "puzzle_emb_lr", "weight_decay", "puzzle_emb_weight_decay"):
+        if getattr(t, key) < 0:
+            bad.append(f"train.{key} must be >= 0")
+    if cfg.data.val_limit is not None and cfg.data.val_limit < 1:
+        bad.append("data.val_limit must be >= 1 (or null: all)")
     if t.global_batch_size < 1:
         bad.append("train.global_batch_size must be >= 1")
     if t.max_steps is not None and t.max_steps < 0:

@@ -43,7 +43,7 @@ from .data import Dataset, load_dataset
 from .losses import act_loss
 from .model import TRM, Carry, TRMConfig, count_parameters, flops_per_step
 from .optim import AdamATan2, SignSGDEmbedding, lr_at
-from .train_config import Config, check_config, model_config
+from .train_config import Config, DataConfig, check_config, model_config
 from .train_data import BatchStream
 from .train_dist import DistInfo, any_rank, setup_distributed, wrap_ddp
 from .train_log import Reporter
@@ -124,7 +124,12 @@ class Trainer:
         elif cfg.data.val_split:
             if cfg.data.val_split in self.dataset.splits:
                 self.val_split = self.dataset.split(cfg.data.val_split)
-            elif self.dist.main:
+            elif cfg.data.val_split != DataConfig.val_split:  # asked for by name: a typo?
+                raise PtrmError(f"data.val_split {cfg.data.val_split!r}: dataset "
+                                f"{self.dataset.path} has splits "
+                                f"{', '.join(sorted(self.dataset.splits))}",
+                                hint="data.val_split=null trains without evaluation")
+            elif self.dist.main:  # the default: a dataset without a validation split
                 print(f"warning: dataset has no split {cfg.data.val_split!r}: no evaluation",
                       file=sys.stderr)
         if t.global_batch_size % self.dist.world:
@@ -385,6 +390,9 @@ class Trainer:
                       device=str(self.device), parameters=count_parameters(self.model),
                       examples_per_epoch=self.stream.examples_per_epoch,
                       eval_every=self.eval_every, config=self.resolved_dict())
+            if self.resumed_from:
+                print(f"continuing at step {self.step} of {self.total_steps} from "
+                      f"{self.resumed_from}", file=sys.stderr)
         old_handlers = self._install_signal_handlers()
         t0, s0 = time.perf_counter(), self.step
         try:
