@@ -43,14 +43,9 @@ def decode_task(task):
         puzzle, solution = src.READERS[item.reader].decode(item, codec)
         if want is not None and (puzzle.rows, puzzle.cols) != want:
             return ("size", puzzle.rows, puzzle.cols)
-        if solution.grid.shape != (puzzle.rows, puzzle.cols):
-            return ("drop", "malformed", f"solution is {solution.grid.shape[0]}x"
-                    f"{solution.grid.shape[1]}, puzzle is {puzzle.rows}x{puzzle.cols}")
-        violations = codec.verify(puzzle, solution)
-        if violations:
-            v = violations[0]
-            return ("drop", "invalid solution", f"{v.code}: {v.message}"
-                    + (f" (+{len(violations) - 1} more)" if len(violations) > 1 else ""))
+        problem = src.label_problem(codec, puzzle, solution)
+        if problem:
+            return ("drop", *problem)
         family = codec.family(family_name)
         try:
             codec.encode(puzzle, None, family)

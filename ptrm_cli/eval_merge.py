@@ -6,6 +6,11 @@ seeds' runs are pooled and everything computed over seeds is recomputed from the
 mean time, per-puzzle scores, the width curve), so the merged report reads as if one job had
 run every seed. Deterministic baselines do not depend on the seed: each depth is taken from the
 first report that has it. The `q_steps` record (first sigma, first seed) is the first report's.
+
+One checkpoint is told by the content of its weights (`model.weights_sha256`), not its path:
+the jobs may run on machines where the same weights live at other paths. A report written before
+reports recorded that can only be checked by model config and size; the merged report says so
+in `warnings` (and the command on stderr).
 """
 
 from __future__ import annotations
@@ -49,15 +54,22 @@ def merge(reports: list[dict]) -> dict:
     seen: dict[int, str] = {}
     for r in reports:
         _check_same(first, r)
+    warnings = _check_weights(reports)
+    for r in reports:
         for seed in r["settings"]["seeds"]:
             if seed in seen:
                 raise PtrmError(f"seed {seed} is in both {seen[seed]} and {r['_path']}: "
                                 "merged reports must hold different seeds")
             seen[seed] = r["_path"]
 
-    out = copy.deepcopy({k: v for k, v in first.items() if k not in ("_path", "files")})
+    out = copy.deepcopy({k: v for k, v in first.items()
+                         if k not in ("_path", "files", "warnings")})
     out["created"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     out["device"] = " + ".join(dict.fromkeys(r["device"] for r in reports))
+    # priced only when every run was (an H100's); each run's own cost is kept in its record
+    prices = {r.get("usd_per_h100_hour") for r in reports}
+    out["usd_per_h100_hour"] = prices.pop() if len(prices) == 1 else None
+    out["model"]["weights_sha256"] = None if warnings else first["model"]["weights_sha256"]
     out["settings"]["seeds"] = sorted(seen)
     out["settings"]["det_D"] = list(dict.fromkeys(
         d for r in reports for d in r["settings"]["det_D"]))
@@ -71,8 +83,32 @@ def merge(reports: list[dict]) -> dict:
                                           [len(r["settings"]["seeds"]) for r in reports])
     out["merged_from"] = [{"report": r["_path"], "seeds": r["settings"]["seeds"],
                            "created": r.get("created"), "device": r["device"],
-                           "checkpoint": r["checkpoint"]} for r in reports]
+                           "checkpoint": r["checkpoint"],
+                           "weights_sha256": r["model"].get("weights_sha256")} for r in reports]
+    if warnings:
+        out["warnings"] = warnings
     return out
+
+
+def _check_weights(reports: list[dict]) -> list[str]:
+    """PtrmError when two reports name different weights; the warnings for reports that name
+    none (written before reports recorded them)."""
+    known: dict[str, str] = {}  # digest -> the first report holding it
+    for r in reports:
+        digest = r["model"].get("weights_sha256")
+        if digest is not None and known and digest not in known:
+            other = next(iter(known.values()))
+            raise PtrmError(f"{r['_path']} and {other}: different weights (checkpoints); only "
+                            "runs of one evaluation (same split, model and settings, other "
+                            "seeds) merge")
+        if digest is not None:
+            known.setdefault(digest, r["_path"])
+    old = [r["_path"] for r in reports if r["model"].get("weights_sha256") is None]
+    if not old:
+        return []
+    return [f"the weights could not be compared: {', '.join(old)} predate(s) the weights "
+            "fingerprint (model.weights_sha256); only the model config and parameter count "
+            "were checked"]
 
 
 def _check_same(first: dict, r: dict) -> None:

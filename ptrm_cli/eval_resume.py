@@ -4,13 +4,18 @@ An evaluation is a list of runs (a deterministic baseline per depth, then PTRM p
 seed), each minutes to hours on a large split. After each one, `run_eval` records it here in
 `OUT/partial.json` (atomically); `ptrm eval --resume` with the same `--out` reads them back and
 runs only the missing ones. A run is identified by its own parameters (depth, or sigma and
-seed) under a fingerprint of what every run shares (checkpoint, model, puzzles, K, D,
+seed) under a fingerprint of what every run shares (the weights, model, puzzles, K, D,
 perturbation), so a resumed command may also ask for more seeds or sigmas than the first.
 The file goes away once the report is written.
+
+`weights_sha256` is also what a report records of its weights (`model.weights_sha256`), so that
+`--merge` and `--sigma-from` can tell two checkpoints apart where their paths cannot: seeds run
+as jobs on other machines, where the same weights live at other paths.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from pathlib import Path
@@ -67,7 +72,31 @@ def fingerprint(checkpoint: str, model_config: dict, keys: list, K: int, D: int,
                 perturb: str, draws: int) -> dict:
     """What every saved run of one evaluation shares."""
     digest = hashlib.sha256(json.dumps(keys).encode()).hexdigest()
-    # resolved: `-c ./ckpt` is `-c ckpt`, and a moving `checkpoints/best` link is its step_N
-    return {"checkpoint": str(Path(checkpoint).resolve()), "model": model_config,
+    # the weights' content, not the path: `ptrm train` replaces `last` and `best` in place, and
+    # a moving `checkpoints/best` link points at new weights under the same name
+    return {"weights": weights_sha256(checkpoint), "model": model_config,
             "puzzles": digest,
             "K": K, "D": D, "perturb": perturb, "width_draws": draws}
+
+
+def weights_sha256(checkpoint: str | Path) -> str:
+    """sha256 of a checkpoint's weights: the model.safetensors of our checkpoint folder, or the
+    file given (that safetensors file, an official step_N file). The config is compared
+    separately (a report's `model.config`)."""
+    from .engine.checkpoint import WEIGHTS
+
+    path = Path(checkpoint).resolve()
+    file = path / WEIGHTS if path.is_dir() else path
+    st = file.stat()
+    return _file_sha256(file, (st.st_ino, st.st_size, st.st_mtime_ns))
+
+
+@functools.lru_cache(maxsize=8)
+def _file_sha256(file: Path, stat: tuple) -> str:
+    """Hashed once per command (the resume fingerprint and the report both ask); the file's
+    inode, size and mtime are in the key so a file replaced meanwhile is hashed again."""
+    h = hashlib.sha256()
+    with open(file, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()

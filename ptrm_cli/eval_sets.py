@@ -1,7 +1,8 @@
-"""`ptrm eval`'s puzzles: the PPBench golden set, a PPBench JSONL file, any other source file
-`ptrm build-data` reads (Sudoku-Extreme CSV, sudoku lists, janko) or a split of a built
-dataset, each as an EvalSet - tokens in the model's family, labels, and a rules verifier per
-puzzle - optionally a seeded sample of it (`--sample`). evaluate.py runs and scores them."""
+"""`ptrm eval`'s puzzles: the PPBench golden set, any source file `ptrm build-data` reads
+(PPBench or ptrm JSONL, Sudoku-Extreme CSV, sudoku lists, janko), read by its own readers
+(sources.py), or a split of a built dataset, each as an EvalSet - tokens in the model's family,
+labels, and a rules verifier per puzzle - optionally a seeded sample of it (`--sample`).
+evaluate.py runs and scores them."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import numpy as np
 import torch
 
 from . import codec as registry
-from .errors import ParseError, PtrmError
+from .errors import PtrmError
 from .solver import LoadedModel, Verifier, family_for
 
 #: the paper's PPBench filter: type -> (rows, cols)
@@ -107,67 +108,43 @@ def _installed() -> dict:
 
 
 def load_ppbench_jsonl(path: Path, loaded: LoadedModel, *, name: str = "golden",
-                       limit: int | None = None) -> EvalSet:
-    """PPBench records, filtered to the paper's six types at their sizes."""
-    codecs = _installed()
-    inputs, labels, types, keys, verifiers, skipped, unusable = [], [], [], [], [], {}, []
-    try:
-        f = open(path, encoding="utf-8")
-    except OSError as e:
-        raise PtrmError(f"cannot read {path}: {e.strerror or e}") from None
-    with f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise ParseError(f"not valid JSON: {e.msg}", source=str(path), line=n) from None
-            pid = rec.get("pid") if isinstance(rec, dict) else None
-            size = (rec.get("height"), rec.get("width"))
-            if pid not in GOLDEN_TYPES or size != GOLDEN_TYPES[pid]:
-                continue
-            if pid not in codecs:
-                skipped[pid] = "codec not installed"
-                continue
-            if limit is not None and len(types) >= limit:
-                break
-            codec = codecs[pid]
-            family = family_for(codec, loaded)  # a model of another family: stop, say why
-            try:
-                puzzle, solution = codec.from_record(rec, source=str(path), line=n)
-                x = codec.encode(puzzle, family=family)
-                y = codec.encode_label(puzzle, solution, family=family)
-            except PtrmError as e:  # e.g. a clue the vocabulary has no token for
-                unusable.append({"line": n, "type": pid, "key": rec.get("puzzlink_url"),
-                                 "reason": str(e)})
-                continue
-            inputs.append(x)
-            labels.append(y)
-            types.append(pid)
-            keys.append(rec.get("puzzlink_url") or codec.key(puzzle))
-            verifiers.append(Verifier(codec, puzzle, family))
-    if not types:
-        why = f" (skipped: {', '.join(skipped)})" if skipped else ""
-        raise PtrmError(f"{path}: no puzzles of the six PPBench types at 9x9/10x10 with an "
-                        f"installed codec{why}")
-    return EvalSet(name, str(path), torch.as_tensor(np.stack(inputs), dtype=torch.long),
-                   torch.as_tensor(np.stack(labels), dtype=torch.long), types, keys, verifiers,
-                   skipped=skipped, unusable=unusable)
+                       limit: int | None = None, types: list[str] | None = None) -> EvalSet:
+    """A JSONL file through build-data's reader (sources.JsonlRecords): PPBench records
+    filtered to the paper's six types at their sizes, ptrm records (`ptrm generate`) all."""
+    from . import sources
+
+    return load_source_file(path, loaded, limit=limit, types=types, name=name,
+                            reader=sources.READERS[sources.JsonlRecords.kind])
+
+
+def _paper_filter(items, off: list):
+    """The paper's PPBench filter (GOLDEN_TYPES) on PPBench records; other records pass. The
+    locations of the records it leaves out go to `off`."""
+    from . import sources
+
+    for it in items:
+        if it.form == "ppbench" and (GOLDEN_TYPES.get(sources.resolve_type(it.type))
+                                     != (it.rows, it.cols)):
+            off.append(it.loc)
+            continue
+        yield it
 
 
 def load_source_file(path: Path, loaded: LoadedModel, *, limit: int | None = None,
                      sample: int | None = None, types: list[str] | None = None,
-                     min_difficulty: int | None = None) -> EvalSet:
-    """Any other source file `ptrm build-data` reads (sources.READERS: Sudoku-Extreme CSV,
-    sudoku lists, janko JSON), every puzzle of it, in the model's token family. Rows that
-    cannot be read or used are listed as unusable with their line, as build-data counts them.
+                     min_difficulty: int | None = None, name: str | None = None,
+                     reader=None) -> EvalSet:
+    """A source file `ptrm build-data` reads (sources.READERS: PPBench/ptrm JSONL,
+    Sudoku-Extreme CSV, sudoku lists, janko JSON), in the model's token family. Records
+    that cannot be read or used (malformed, a solution that breaks the rules, a clue the
+    vocabulary lacks) are listed as unusable with their line, as build-data counts them.
+    `types` is applied first, so only those types' codecs must fit the model.
     `sample`: a seeded n of the file's records, drawn before decoding (Sudoku-Extreme's test
     set has 423k rows; only the sample is decoded and held), after `types` and
     `min_difficulty` (records rated N or more, as build-data's --min-difficulty)."""
     from . import sources
 
-    reader = sources.reader_for(path)
+    reader = reader or sources.reader_for(path)
     if reader is None:  # (resolve_split sends only recognised files here)
         raise PtrmError(f"{path}: not a file any source reader recognises",
                         hint="`ptrm build-data --help` lists the source formats")
@@ -175,7 +152,8 @@ def load_source_file(path: Path, loaded: LoadedModel, *, limit: int | None = Non
     inputs, labels, row_types, keys, verifiers, skipped, unusable = [], [], [], [], [], {}, []
     bad = lambda loc, why, t=None: unusable.append(  # noqa: E731
         {"line": loc, "type": t, "key": None, "reason": why})
-    items = reader.read(path, bad)
+    off_paper: list = []
+    items = _paper_filter(reader.read(path, bad), off_paper)
     if types is not None:
         items = list(items)
         held = sorted({sources.resolve_type(it.type) for it in items})
@@ -207,23 +185,38 @@ def load_source_file(path: Path, loaded: LoadedModel, *, limit: int | None = Non
             continue
         codec = codecs[t]
         family = family_for(codec, loaded)  # a model of another family: stop, say why
-        try:
+        try:  # what build-data's decode_task drops as malformed, too (a field of a wrong kind)
             puzzle, solution = reader.decode(item, codec)
+            problem = sources.label_problem(codec, puzzle, solution)
+            if problem:
+                raise sources.Drop(problem[0], ": ".join(problem))
             x = codec.encode(puzzle, family=family)
             y = codec.encode_label(puzzle, solution, family=family)
-        except (PtrmError, sources.Drop) as e:
-            bad(item.loc, str(e), t)
+        except (PtrmError, sources.Drop, ValueError, KeyError, IndexError, TypeError) as e:
+            unusable.append({"line": item.loc, "type": t, "key": item.ident,
+                             "reason": str(e) or type(e).__name__})
             continue
         inputs.append(x)
         labels.append(y)
         row_types.append(t)
         keys.append(item.ident or codec.key(puzzle))
         verifiers.append(Verifier(codec, puzzle, family))
+    # read errors are found before decoding errors: list them all in file order
+    unusable.sort(key=lambda u: (0, u["line"], "") if isinstance(u["line"], int)
+                  else (1, 0, str(u["line"])))
     if not row_types:
-        why = f" (skipped: {', '.join(skipped)})" if skipped else ""
-        first = f"; line {unusable[0]['line']}: {unusable[0]['reason']}" if unusable else ""
-        raise PtrmError(f"{path}: no puzzle to evaluate{why}{first}")
-    return EvalSet(path.stem, source, torch.as_tensor(np.stack(inputs), dtype=torch.long),
+        why = [f"skipped: {', '.join(skipped)}"] if skipped else []
+        if off_paper:
+            why.append(f"{len(off_paper)} PPBench record(s) outside the paper's six types at "
+                       "9x9/10x10")
+        if unusable:
+            u = unusable[0]
+            why.append(f"{len(unusable)} unusable, the first {path.name}:{u['line']}: "
+                       f"{u['reason']}")
+        raise PtrmError(f"{path}: no puzzles to evaluate"
+                        + (f" ({'; '.join(why)})" if why else ""))
+    return EvalSet(name or path.stem, source,
+                   torch.as_tensor(np.stack(inputs), dtype=torch.long),
                    torch.as_tensor(np.stack(labels), dtype=torch.long), row_types, keys,
                    verifiers, skipped=skipped, unusable=unusable, sampled=sampled)
 
@@ -292,33 +285,64 @@ def load_dataset_split(path: Path, split: str | None, loaded: LoadedModel, *,
 def resolve_split(split: str, data: str | None, loaded: LoadedModel, *,
                   limit: int | None = None, sample: int | None = None,
                   types: list[str] | None = None, min_difficulty: int | None = None) -> EvalSet:
-    """--split golden | FILE.jsonl (PPBench) | another source file (Sudoku-Extreme CSV, ...) |
-    DATASET_DIR | NAME (with --data DIR); then only `types` (`EvalSet.only`), then a seeded
-    `sample` of what is left (`sample_rows`). `min_difficulty`: source files with ratings."""
+    """--split golden | FILE.jsonl (PPBench or ptrm records) | another source file
+    (Sudoku-Extreme CSV, ...) | DATASET_DIR | NAME (with --data DIR); only `types` (before any
+    puzzle is encoded, so other types' codecs need not fit the model), then a seeded `sample`
+    of what is left (`sample_rows`). `min_difficulty`: source files with ratings."""
     p = Path(split).expanduser()
     if min_difficulty is not None and not (data is None and p.is_file()):
         raise PtrmError("--min-difficulty applies to a rated source file (a Sudoku-Extreme "
                         "CSV given as --split FILE)")
     if split == "golden" and data is None:
-        ev = load_ppbench_jsonl(golden_path(), loaded, name="golden", limit=limit)
+        ev = load_ppbench_jsonl(golden_path(), loaded, name="golden", limit=limit, types=types)
     elif data is None and p.is_file():
         from . import sources
 
-        reader = sources.reader_for(p)
-        if reader is not None and reader.kind != sources.JsonlRecords.kind:
+        reader = _file_reader(p)
+        if reader.kind != sources.JsonlRecords.kind:
             return load_source_file(p, loaded, limit=limit, sample=sample, types=types,
                                     min_difficulty=min_difficulty)
-        ev = load_ppbench_jsonl(p, loaded, name=p.stem, limit=limit)
-    elif data is None and p.is_dir():
-        ev = load_dataset_split(p, None, loaded, limit=limit)
-    elif data is not None:
-        d = Path(data).expanduser()
-        if not d.is_dir():
-            raise PtrmError(f"--data {data}: no such dataset folder")
-        ev = load_dataset_split(d, split, loaded, limit=limit)
+        # sampled after decoding (a JSONL split is small): the same draw as the golden set's
+        ev = load_source_file(p, loaded, name=p.stem, limit=limit, types=types,
+                              min_difficulty=min_difficulty, reader=reader)
     else:
-        raise PtrmError(f"--split {split}: not golden, a JSONL file or a dataset folder",
-                        hint=f"for a named split, give its dataset: --split {split} --data DIR")
-    if types is not None:
-        ev = ev.only(types)
+        if data is None and p.is_dir():
+            ev = load_dataset_split(p, None, loaded, limit=limit)
+        elif data is not None:
+            d = Path(data).expanduser()
+            if not d.is_dir():
+                raise PtrmError(f"--data {data}: no such dataset folder")
+            ev = load_dataset_split(d, split, loaded, limit=limit)
+        elif "/" in split or "\\" in split or p.suffix:  # meant as a path
+            raise PtrmError(f"--split {split}: no such file (not golden, a file or a dataset "
+                            "folder)")
+        else:
+            raise PtrmError(f"--split {split}: not golden, a JSONL file or a dataset folder",
+                            hint=f"for a named split, give its dataset: --split {split} --data DIR")
+        if types is not None:
+            ev = ev.only(types)
     return ev if sample is None else ev.sample(sample)
+
+
+def _file_reader(path: Path):
+    """build-data's reader for --split FILE (sources.reader_for). A file none recognises is
+    read as JSONL (a PPBench file under another name). A .csv, or a file whose first line is
+    a Sudoku-Extreme row (4 fields, not JSON), that no reader takes is missing its header:
+    say so rather than report every line as bad JSON."""
+    from . import sources
+
+    jsonl = sources.READERS[sources.JsonlRecords.kind]
+    try:
+        reader = sources.reader_for(path)
+        with open(path, encoding="utf-8-sig", errors="replace") as f:
+            first = f.readline().strip()
+    except OSError as e:
+        raise PtrmError(f"cannot read {path}: {e.strerror or e}") from None
+    csv_row = first[:1] not in "{[" and len(first.split(",")) == len(sources.SUDOKU_CSV_HEADER)
+    if reader not in (None, jsonl):
+        return reader
+    if path.suffix.lower() == ".csv" or csv_row:
+        header = ",".join(sources.SUDOKU_CSV_HEADER)
+        raise PtrmError(f"{path}: the CSV header {header} is missing (a Sudoku-Extreme CSV "
+                        f"starts with it; line 1 is {first[:40]!r})")
+    return jsonl

@@ -12,8 +12,9 @@ TRM baselines -> metrics per puzzle type and aggregated -> one JSON report (+ pl
                 correct vs incorrect rollouts (first sigma, first seed)
 
 Aggregates are sample-weighted (every puzzle counts once), as in the paper. Time is measured
-on the device used; cost converts it at $2.50 per H100-hour (paper §5.1), so it is only an
-H100 cost when the device is an H100.
+on the device used; cost converts it at $2.50 per H100-hour (paper §5.1) only when that device
+is an H100 (else it is null, `-` in the table): CPU or another GPU's time at the H100 rate
+would be a cost nobody pays.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import numpy as np
 import torch
 
 from .errors import PtrmError
-from .eval_resume import SavedRuns
+from .eval_resume import SavedRuns, weights_sha256
 from .eval_sets import EvalSet
 from .solver import LoadedModel, valid_matrix
 
@@ -65,6 +66,22 @@ def sigma_from_report(path: Path, judge: str = "rules") -> tuple[float, str]:
         raise PtrmError(f"--sigma-from {path}: that sweep ran on the golden set; choose sigma "
                         "on a validation split (--split val --data DIR)")
     return max(scored)[2], split
+
+
+def sweep_model_differs(path: Path, loaded: LoadedModel) -> str | None:
+    """Why the sweep of `path` (already read by `sigma_from_report`) may not suit `loaded`, or
+    None. A warning, not an error: choosing sigma on an earlier checkpoint of the same run is
+    legitimate. Reports before `model.weights_sha256` existed compare by model config only."""
+    report = json.loads(Path(path).read_text())
+    model = report.get("model") or {}
+    if model.get("config") is not None and model["config"] != loaded.config.to_dict():
+        return (f"--sigma-from {path}: that sweep was made with another kind of model "
+                f"({report.get('checkpoint')}, a different config) than {loaded.path}")
+    if model.get("weights_sha256") not in (None, weights_sha256(loaded.path)):
+        return (f"--sigma-from {path}: that sweep was made with other weights "
+                f"({report.get('checkpoint')}) than {loaded.path}; its sigma was chosen for "
+                "those")
+    return None
 
 
 def score(preds: torch.Tensor, q: torch.Tensor, labels: torch.Tensor,
@@ -111,13 +128,19 @@ def by_group(scored: dict, groups: dict[str, torch.Tensor]) -> dict:
 def summarize(values: list[float], n: int) -> dict:
     """Mean and spread over seeds, with a 95% Wilson interval for the mean accuracy over the
     n puzzles (seeds are not independent samples, so n is not multiplied by them)."""
-    from .engine.metrics import wilson
-
     a = np.asarray(values, dtype=float)
     mean = float(a.mean())
     return {"mean": mean, "std": float(a.std(ddof=1)) if len(a) > 1 else 0.0,
-            "min": float(a.min()), "max": float(a.max()),
-            "wilson": list(wilson(round(mean * n), n))}
+            "min": float(a.min()), "max": float(a.max()), "wilson": wilson_of(mean, n)}
+
+
+def wilson_of(p: float, n: int) -> list[float]:
+    """The 95% Wilson interval of an observed proportion p over n puzzles. A mean over seeds is
+    fractional (2/9 for n=3): it goes in as is, since rounding to a whole count of successes
+    (1/3) would give the interval of another proportion."""
+    from .engine.metrics import wilson
+
+    return list(wilson(p * n, n))
 
 
 # -- running ---------------------------------------------------------------------------------
@@ -152,6 +175,7 @@ def run_eval(loaded: LoadedModel, ev: EvalSet, s: EvalSettings, *,
     cfg = loaded.config
     P = len(ev)
     groups = groups_of(ev)
+    price = usd_per_hour(loaded.device)
     fps = flops_per_step(cfg)
     units_total = P * (s.K * s.D * len(s.sigmas) * len(s.seeds) + sum(s.det_D))
     units_done = 0.0
@@ -195,7 +219,7 @@ def run_eval(loaded: LoadedModel, ev: EvalSet, s: EvalSettings, *,
             continue
         out, valid, t_model, t_verify = run(1, d, 0.0, 0, False, s.det_chunk_rows)
         det.append({"D": d, "K": 1, "sigma": 0.0, "equal_compute": d == s.K * s.D and s.K > 1,
-                    "flops_per_puzzle": d * fps, **_timing(t_model, t_verify, P),
+                    "flops_per_puzzle": d * fps, **_timing(t_model, t_verify, P, price),
                     **_det_scores(out, valid, ev.labels, groups)})
         saved.put(f"det/{d}", det[-1])
 
@@ -210,7 +234,7 @@ def run_eval(loaded: LoadedModel, ev: EvalSet, s: EvalSettings, *,
                     (si == 0 and done["curve"] is None):  # not saved, or saved without these
                 out, valid, t_model, t_verify = run(s.K, s.D, sigma, seed, record, s.chunk_rows)
                 done = _ptrm_run(out, valid, ev.labels, groups, s, sigma, seed,
-                                 timing=_timing(t_model, t_verify, P), curve=si == 0,
+                                 timing=_timing(t_model, t_verify, P, price), curve=si == 0,
                                  record=record)
                 saved.put(key, done)
             else:
@@ -237,14 +261,14 @@ def run_eval(loaded: LoadedModel, ev: EvalSet, s: EvalSettings, *,
         "checkpoint": loaded.path, "device": _device_name(loaded.device),
         "torch": torch.__version__,
         "model": {"parameters": count_parameters(loaded.model), "flops_per_step": fps,
-                  "config": cfg.to_dict()},
+                  "config": cfg.to_dict(), "weights_sha256": weights_sha256(loaded.path)},
         "split": {"name": ev.name, "source": ev.source, "n": P, "types": counts,
                   "skipped": ev.skipped, "unusable": ev.unusable, "keys": ev.keys,
                   "row_types": ev.types, "sample": ev.sampled},
         "settings": {"K": s.K, "D": s.D, "sigmas": s.sigmas, "seeds": s.seeds,
                      "perturb": s.perturb, "det_D": s.det_D, "chunk_rows": s.chunk_rows,
                      "width_draws": s.draws},
-        "usd_per_h100_hour": USD_PER_H100_HOUR,
+        "usd_per_h100_hour": price,
         "groups": list(groups),
         "deterministic": det, "ptrm": ptrm, "width_curve": width, "q_steps": qsteps,
     }
@@ -280,7 +304,7 @@ def _det_scores(out, valid: torch.Tensor, labels: torch.Tensor, groups: dict) ->
         gr[g] = {"n": n, "cell_accuracy": float(cell[m].mean())}
         for judge in ("label", "rules"):
             acc = float(sc[judge]["best_q"][m].float().mean())
-            gr[g][judge] = {"acc": acc, "wilson": list(metrics.wilson(round(acc * n), n))}
+            gr[g][judge] = {"acc": acc, "wilson": wilson_of(acc, n)}
     return {"groups": gr, "per_puzzle": {"label": sc["label"]["best_q"].tolist(),
                                          "rules": sc["rules"]["best_q"].tolist()}}
 
@@ -316,17 +340,27 @@ def ptrm_entry(setting: dict, runs: list[dict], groups: list[str], per_puzzle: d
                                  for k in METRICS}
     times = [r["time_per_puzzle_s"] for r in runs]
     t_mean = float(np.mean(times))
+    costs = [r.get("cost_per_puzzle_usd") for r in runs]  # None: not timed on an H100
     return {**setting, "time_per_puzzle_s": t_mean, "time_per_puzzle_std_s": float(np.std(times)),
-            "cost_per_puzzle_usd": t_mean * USD_PER_H100_HOUR / 3600,
+            "cost_per_puzzle_usd": None if None in costs else float(np.mean(costs)),
             "verify_time_per_puzzle_s": float(np.mean([r["verify_time_per_puzzle_s"]
                                                       for r in runs])),
             "runs": runs, "summary": summary, "per_puzzle": per_puzzle}
 
 
-def _timing(t_model: float, t_verify: float, P: int) -> dict:
+def _timing(t_model: float, t_verify: float, P: int, usd_per_hour: float | None) -> dict:
     return {"time_s": t_model, "time_per_puzzle_s": t_model / P,
-            "cost_per_puzzle_usd": t_model / P * USD_PER_H100_HOUR / 3600,
+            "cost_per_puzzle_usd": None if usd_per_hour is None
+            else t_model / P * usd_per_hour / 3600,
             "verify_time_per_puzzle_s": t_verify / P}
+
+
+def usd_per_hour(device: str) -> float | None:
+    """What an hour of `device` costs: the paper's H100 rate on an H100, else None (unpriced)."""
+    if device.startswith("cuda") and \
+            "H100" in torch.cuda.get_device_name(torch.device(device)).upper():
+        return USD_PER_H100_HOUR
+    return None
 
 
 def _add(acc, sc):
@@ -400,7 +434,9 @@ def pct(x: float) -> str:
     return f"{100 * x:.1f}"
 
 
-def fmt_cost(usd: float) -> str:
+def fmt_cost(usd: float | None) -> str:
+    if usd is None:  # not measured on an H100
+        return "-"
     return f"${usd:.2e}" if usd < 0.01 else f"${usd:.4f}"
 
 
@@ -468,8 +504,9 @@ def tables(report: dict):
             a = r["summary"]["aggregate"]["label"]
             t.add_row(f"{r['sigma']:g}", *[ms(a[m]) for m in METRICS])
         out.append(t)
-    t = Table(title=f"compute per puzzle on {report['device']} (cost at "
-                    f"${report['usd_per_h100_hour']:.2f}/H100-hour)", title_justify="left",
+    price = report.get("usd_per_h100_hour")
+    priced = f"cost at ${price:.2f}/H100-hour" if price is not None else "cost: H100 only"
+    t = Table(title=f"compute per puzzle on {report['device']} ({priced})", title_justify="left",
               box=box.SIMPLE_HEAD, pad_edge=False)
     for col in ("run", "time", "cost", "FLOPs", "verify"):
         t.add_column(col, justify="left" if col == "run" else "right")

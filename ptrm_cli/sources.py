@@ -65,6 +65,22 @@ class Drop(Exception):
         self.reason = reason
 
 
+def label_problem(codec: Codec, puzzle: Puzzle, solution: Solution) -> tuple[str, str] | None:
+    """Why a record's given solution cannot be its label, as (drop reason, message), or None:
+    the one rule build-data (which drops the record) and eval (which lists it as unusable)
+    apply."""
+    shape = np.asarray(solution.grid).shape
+    if shape != (puzzle.rows, puzzle.cols):
+        return ("malformed", f"solution is {shape[0]}x{shape[1]}, puzzle is "
+                             f"{puzzle.rows}x{puzzle.cols}")
+    violations = codec.verify(puzzle, solution)
+    if violations:
+        v = violations[0]
+        more = f" (+{len(violations) - 1} more)" if len(violations) > 1 else ""
+        return ("invalid solution", f"{v.code}: {v.message}{more}")
+    return None
+
+
 @dataclass
 class Item:
     """One record of a source file, read but not decoded."""

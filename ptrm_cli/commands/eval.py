@@ -134,6 +134,9 @@ def evaluate(
         # an official step_N file has no token table: an ARC dataset says it is TRM's ARC one
         loaded = solver.load_model(checkpoint, device,
                                    official_vocab=_arc_vocab() if arc else None)
+        if sigma_from is not None and main and \
+                (why := ev_mod.sweep_model_differs(sigma_from, loaded)) is not None:
+            err_console.print(f"[yellow]warning:[/] {esc(why)}", highlight=False, soft_wrap=True)
         D = D or loaded.config.halt_max_steps
         if arc:
             _eval_arc(loaded, Path(data).expanduser(), split, K=K, D=D, sigma=sigmas[0],
@@ -157,8 +160,10 @@ def evaluate(
             return
         for t, why in evset.skipped.items():
             err_console.print(f"[yellow]skipped[/] {esc(t)}: {esc(why)}", highlight=False)
-        for u in evset.unusable:
-            err_console.print(f"[yellow]skipped[/] {u['type']} puzzle on line {u['line']}: "
+        for u in evset.unusable:  # a record unreadable before its type is known: no type
+            what = f"{u['type']} puzzle" if u["type"] else "record"
+            where = f"line {u['line']}" if isinstance(u["line"], int) else f"entry {u['line']}"
+            err_console.print(f"[yellow]skipped[/] {esc(what)} on {esc(where)}: "
                               f"{esc(u['reason'])}", highlight=False)
         ranks = distributed.world()[1]
         of = f" (a seeded sample of {evset.sampled['of']})" if evset.sampled else ""
@@ -176,8 +181,17 @@ def evaluate(
         with Progress(TextColumn("eval"), BarColumn(), TaskProgressColumn(), TimeElapsedColumn(),
                       TimeRemainingColumn(), console=err_console, transient=True) as bar:
             task = bar.add_task("eval", total=1.0)
-            report = ev_mod.run_eval(loaded, evset, settings, saved=saved,
-                                     progress=lambda f: bar.update(task, completed=f))
+            try:
+                report = ev_mod.run_eval(loaded, evset, settings, saved=saved,
+                                         progress=lambda f: bar.update(task, completed=f))
+            except KeyboardInterrupt:  # app.py says "interrupted"; here, what is kept
+                if saved.runs:
+                    again = "the same command" + ("" if resume else " with --resume")
+                    err_console.print(
+                        f"{len(saved.runs)} finished run(s) are saved in "
+                        f"{esc(saved.path)}: {again} continues", highlight=False,
+                        soft_wrap=True)
+                raise
         if sigma_from is not None:  # where sigma came from, for whoever reads the report later
             report["settings"]["sigma_from"] = {"report": str(sigma_from), "split": on}
         _write_and_show(report, out, plots=plots, as_json=as_json)
@@ -210,6 +224,8 @@ def _merge(paths: list[Path], out: Path, *, plots: bool, as_json: bool) -> None:
     from ..eval_merge import load_report, merge
 
     report = merge([load_report(p.expanduser()) for p in paths])
+    for warning in report.get("warnings", []):
+        err_console.print(f"[yellow]warning:[/] {esc(warning)}", highlight=False, soft_wrap=True)
     _write_and_show(report, out, plots=plots, as_json=as_json,
                     what=f"merged seeds {report['settings']['seeds']} of {len(paths)} reports; ")
 
