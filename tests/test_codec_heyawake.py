@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from urllib.parse import quote
 
@@ -375,3 +376,65 @@ def test_bad_records_are_parse_errors():
     with pytest.raises(ParseError, match="off the"):
         codec.apply_moves(codec.parse("heyawake\na\n\n.").puzzle,
                           [[Move("mouse", "left", 3, 1)]])
+
+
+# -- the vendored pzprv3 file's room count and room ids -------------------------------------------
+
+WORKED = "https://puzz.link/p?heyawake/10/10/jh78egs0k18l5aakl91fu00fvv00vv006e00g2121h22g4g2g2422g1"
+
+
+def _solved_lines() -> list[str]:
+    puzzle = codec.parse(WORKED).puzzle
+    solution = Solution("heyawake", np.zeros((10, 10), dtype=np.int16))
+    return codec.to_pzprv3(puzzle, solution).splitlines()
+
+
+def test_room_count_must_match_the_room_ids():
+    lines = _solved_lines()
+    count = int(lines[4])  # pzprv3, heyawake, rows, cols, then the count
+    for wrong in (count - 1, count + 1):
+        text = "\n".join(lines[:4] + [str(wrong)] + lines[5:]) + "\n"
+        with pytest.raises(ParseError, match=rf"room count {wrong} does not match the room-id "
+                                             rf"grid, which makes {count} rooms") as err:
+            codec.parse(text, source="f.txt")
+        assert str(err.value).startswith("f.txt:5:")
+
+
+@pytest.mark.parametrize("bad", ["X", "-1", "1.5"])
+def test_room_ids_must_be_numbers(bad):
+    lines = _solved_lines()
+    row = lines[7].split()
+    row[3] = bad
+    text = "\n".join(lines[:7] + [" ".join(row) + " "] + lines[8:]) + "\n"
+    with pytest.raises(ParseError, match=rf"room id '{re.escape(bad)}': expected a number "
+                                         rf"0\.\.{int(lines[4]) - 1}") as err:
+        codec.parse(text, source="f.txt")
+    assert str(err.value).startswith("f.txt:8:")
+
+
+def test_room_ids_must_be_below_the_count():
+    """The same rooms under another name: the last room renamed to the count itself."""
+    lines = _solved_lines()
+    count, last_id = lines[4], str(int(lines[4]) - 1)
+    first = next(k for k in range(5, 15) if last_id in lines[k].split())  # 0-based file line
+    renamed = [" ".join(count if t == last_id else t for t in ln.split()) + " "
+               for ln in lines[5:15]]
+    text = "\n".join(lines[:5] + renamed + lines[15:]) + "\n"
+    with pytest.raises(ParseError, match=rf"room id {count}: expected a number "
+                                         rf"0\.\.{int(count) - 1}") as err:
+        codec.parse(text, source="f.txt")
+    assert str(err.value).startswith(f"f.txt:{first + 1}:")
+
+
+def test_pzpr_border_section_after_the_answers_is_read_past():
+    """pzpr.js appends rows lines of cols-1 and rows-1 lines of cols values when a border
+    carries a cross (-1) or a line; ptrm ignores it, but only entries of that form."""
+    lines = _solved_lines()
+    crosses = ["0 " * 9] * 10 + ["0 " * 10] * 9
+    crosses[0] = "-1 " + "0 " * 8
+    read = codec.parse("\n".join(lines + crosses) + "\n")
+    assert read.puzzle.clues == codec.parse(WORKED).puzzle.clues
+    crosses[12] = "0 " * 9 + "x "
+    with pytest.raises(ParseError, match="border section entry 'x'") as err:
+        codec.parse("\n".join(lines + crosses) + "\n", source="f.txt")
+    assert str(err.value).startswith(f"f.txt:{len(lines) + 13}:")

@@ -212,7 +212,7 @@ def test_rules_each_fire():
 
 @pytest.mark.parametrize("text, match", [
     ("https://puzz.link/p?akari/10/10/i.uc5.ich.b.uah.i.i.jd.h9bl.ibh.hzzz", "after the 10x10 board"),
-    ("https://puzz.link/p?akari/10/10/i.uc5.ich.b.uah", "covers 58 cells, but its size 10x10 has 100"),
+    ("https://puzz.link/p?akari/10/10/i.uc5.ich.b.uah", "lightup URL body covers 58 cells, but its 10x10 board has 100"),
     ("https://puzz.link/p?akari/10/10/i.uc5.ich.b.uah.i.i.jd.h9bl.ibh.H", "'H'"),
     ("https://puzz.link/p?akari/10/10/i.uc5.ich.b.uah.i.i.jd.h9bl.ibh.f", "'f'"),
     ("https://puzz.link/p?akari/i.uc5", "size"),
@@ -247,7 +247,7 @@ def test_janko_light_on_a_wall_is_an_error():
 
 def test_too_large_for_the_family():
     puzzle = CODEC.parse("https://puzz.link/p?akari/11/10/zzzzzp").puzzle
-    with pytest.raises(PtrmError, match=r"10x11 lightup puzzle does not fit"):
+    with pytest.raises(PtrmError, match=r"lightup puzzle of 10 rows x 11 columns does not fit"):
         CODEC.encode_label(puzzle, Solution("lightup", np.zeros((10, 11), dtype=np.int16)))
 
 

@@ -269,7 +269,7 @@ def test_rules_each_fire():
     ("pzprv3\nshakashaka\n1\n2\n1 - \n", "expected 0-4"),
     ("pzprv3\nshakashaka\n1\n2\n1 . \n. 6 \n", "expected a triangle"),
     ("pzprv3\nshakashaka\n1\n2\n1 . \n3 . \n", "triangle on the black cell r0c0"),
-    ("pzprv3\nshakashaka\n2\n2\n1 . \n", "expected 2 entries"),
+    ("pzprv3\nshakashaka\n2\n2\n1 . \n", "the shakashaka clue grid ends early \\(expected 2 rows, found 1\\)"),
     ("shakashaka\n. .\n. .\n\n2 3\n", "answer grid has 1 lines"),
     ("shakashaka\n. .\n\n. .\n\n. .\n", "found 3 blocks"),
     ("shakashaka\n. .\n. 1\n\n2 3\n4\n", "expected 2 cells"),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -180,9 +182,32 @@ def test_small_sizes(sudoku):
     ("\n".join(["123456789"] * 8 + ["12345678"]), "expected 9 cells"),
     ("." * 80 + "x", "expected 1..9"),
     ("https://puzz.link/p?sudoku/9/8/g", "not square"),
-    ("https://puzz.link/p?sudoku/9/9/.", "'?' given"),
+    ("https://puzz.link/p?sudoku/9/9/.zzzz", "'?' given"),
     ("pzprv3\nsudoku\n9\n" + ". " * 9 + "\n", "expected 9 entries|sudoku givens"),
 ])
 def test_bad_sudoku_text_is_a_clear_parse_error(sudoku, text, match):
     with pytest.raises(ParseError, match=match):
         sudoku.parse(text, source="bad.txt")
+
+
+def test_pzprv3_answers_are_checked(sudoku):
+    """The answer section holds digits 1..n or '.'/marks, each optionally with pencil marks;
+    anything else is an error naming its line, as for the givens."""
+    puzzle = sudoku.parse("https://puzz.link/p?sudoku/9/9/1o6h84k76h9j64i7h4k8h8i53j5h71k14h6o2"
+                          ).puzzle
+    lines = sudoku.to_pzprv3(puzzle).splitlines()
+    first = 3 + 9  # pzprv3, sudoku, size, 9 givens: then the answers (0-based)
+    blank = next(c for c in range(9) if puzzle.clues[0, c] == 0)
+
+    def with_answer(tok: str) -> str:
+        row = lines[first].split()
+        row[blank] = tok
+        return "\n".join(lines[:first] + [" ".join(row) + " "] + lines[first + 1:]) + "\n"
+
+    assert sudoku.parse(with_answer("7")).solution.grid[0, blank] == 7
+    for ok in ("+", "c", ".[1,,3,]", "+[,,,9]"):  # dots, done marks, pencil marks: no digit
+        assert sudoku.parse(with_answer(ok)).solution.grid[0, blank] == 0
+    for bad in ("X", "0", "10", "7[", "#"):
+        with pytest.raises(ParseError, match=rf"sudoku answer '{re.escape(bad)}'") as err:
+            sudoku.parse(with_answer(bad), source="f.txt")
+        assert str(err.value).startswith(f"f.txt:{first + 1}:")

@@ -125,8 +125,10 @@ class GridCodec(Codec):
     def _fit(self, puzzle: Puzzle, family: Family | None) -> Family:
         family = family or self.family()
         if puzzle.rows > family.rows or puzzle.cols > family.cols:
-            raise PtrmError(f"a {puzzle.rows}x{puzzle.cols} {self.name} puzzle does not fit the "
-                            f"{family.name} family's {family.rows}x{family.cols} grid")
+            # rows and columns spelled out: URLs give the size columns first
+            raise PtrmError(f"a {self.name} puzzle of {puzzle.rows} rows x {puzzle.cols} columns "
+                            f"does not fit the {family.name} family's grid of {family.rows} rows "
+                            f"x {family.cols} columns")
         return family
 
     def _tokens(self, puzzle: Puzzle, family: Family | None, name_of) -> np.ndarray:

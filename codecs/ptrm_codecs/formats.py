@@ -69,16 +69,23 @@ def _b36(ch: str) -> int:
 
 # number16: one value per cell; g..z skip 1..20 cells; "." = -2 ("?")
 
-def decode_number16(body: str, n: int, *, source: str | None = None) -> tuple[list[int], int]:
-    """Decode `n` cells of number16 (-1 empty, -2 "?"); return the values and chars consumed."""
+def decode_number16(body: str, n: int, *, source: str | None = None, board: str | None = None,
+                   what: str = "URL body", unit: str = "cells") -> tuple[list[int], int]:
+    """Decode `n` cells of number16 (-1 empty, -2 "?"); return the values and chars consumed.
+    With `board` (its size for errors, "9x9"), the body must describe exactly those n cells
+    (`check_fills`)."""
     try:
-        return _decode_number16(body, n)
+        values, used, reached = _decode_number16(body, n)
     except ValueError:  # a multi-digit form cut short or with non-hex digits ("-zz")
         raise ParseError(f"puzz.link numbers do not decode: malformed number coding in {body[:40]!r}",
                          source=source) from None
+    if board is not None:
+        check_fills(body, used, reached, n, board=board, what=what, unit=unit, source=source)
+    return values, used
 
 
-def _decode_number16(body: str, n: int) -> tuple[list[int], int]:
+def _decode_number16(body: str, n: int) -> tuple[list[int], int, int]:
+    """(values, chars consumed, cells reached)."""
     out = [-1] * n
     c = i = 0
     while i < len(body) and c < n:
@@ -112,7 +119,22 @@ def _decode_number16(body: str, n: int) -> tuple[list[int], int]:
             continue
         c += 1
         i += 1
-    return out, i
+    return out, i, c
+
+
+def check_fills(body: str, used: int, reached: int, n: int, *, board: str,
+                what: str = "URL body", unit: str = "cells", source: str | None = None) -> None:
+    """A URL body must describe exactly the n cells (heyawake: rooms) of its board.
+    pzpr.js's encoders write every trailing run of blanks, so a body that stops short was cut
+    off (its decoder would silently leave the rest blank), and characters left over once the
+    board is full belong to no cell. `used`/`reached`: chars consumed and cells reached by the
+    decoder, which stops at n (a 4Cell number may reach past the end: that is allowed)."""
+    if reached < n:
+        raise ParseError(f"{what} covers {reached} {unit}, but its {board} board has {n}",
+                         source=source)
+    if used < len(body):
+        raise ParseError(f"{what} goes on for {len(body) - used} character(s) after the {board} "
+                         "board is full", source=source)
 
 
 def encode_number16(values: list[int]) -> str:
@@ -145,7 +167,10 @@ def encode_number16(values: list[int]) -> str:
 # 4Cell (lightup, shakashaka): 0-4 number, 5-9 number + 1 blank, a-e number + 2 blanks,
 # "." unnumbered (-2), g-z 1..20 blanks
 
-def decode_4cell(body: str, n: int) -> tuple[list[int], int]:
+def decode_4cell(body: str, n: int, *, source: str | None = None, board: str | None = None,
+                 what: str = "URL body") -> tuple[list[int], int]:
+    """Decode `n` cells of 4Cell; return the values and chars consumed. With `board` (its
+    size, "10x10"), the body must describe exactly those n cells (`check_fills`)."""
     out = [-1] * n
     c = i = 0
     while i < len(body) and c < n:
@@ -164,6 +189,8 @@ def decode_4cell(body: str, n: int) -> tuple[list[int], int]:
             c += _b36(ch) - 16
         c += 1
         i += 1
+    if board is not None:
+        check_fills(body, i, c, n, board=board, what=what, source=source)
     return out, i
 
 
@@ -232,6 +259,11 @@ class Pzprv3:
     cols: int
     lines: list[list[str]]  # the remaining lines, split on spaces (empty tokens dropped)
     version: str = "pzprv3"
+    first_line: int = 5  # the 1-based file line of lines[0], for error messages
+
+
+#: what may follow the board in a pzpr.js file: history/info JSON and trial-mode data
+_NOT_BOARD = ("history:", "info:", "__HISTORY__", "TrialData")
 
 
 def parse_pzprv3(text: str, *, source: str | None = None, one_size_line: bool = False) -> Pzprv3:
@@ -242,6 +274,8 @@ def parse_pzprv3(text: str, *, source: str | None = None, one_size_line: bool = 
         # each line is URI-encoded (encodeURIComponent): spaces, '#', '+' all arrive escaped
         raw = [unquote(ln) for ln in raw[0].split("?", 1)[1].split("/")]
     lines = [ln.strip() for ln in raw]
+    while lines and not lines[-1]:  # blank lines at the end (a URL form's trailing '/')
+        lines.pop()
     i = 0
     if not lines or not lines[0].startswith("pzprv3"):
         raise ParseError("not pzprv3 text: the first line must be 'pzprv3'", source=source, line=1)
@@ -261,32 +295,68 @@ def parse_pzprv3(text: str, *, source: str | None = None, one_size_line: bool = 
                          source=source, line=i + 1) from None
     i += 1 if one_size_line else 2
     body = [ln.split() for ln in lines[i:]]
-    # history/info JSON and trial data are not part of the board
-    cut = next((k for k, ln in enumerate(body) if ln and (ln[0].startswith(("history:", "info:", "TrialData")))), None)
+    cut = next((k for k, ln in enumerate(body) if ln and ln[0].startswith(_NOT_BOARD)), None)
     if cut is not None:
         body = body[:cut]
-    return Pzprv3(pid, rows, cols, body, version)
-
-
-def body_line_offset(text: str, one_size_line: bool = False) -> int:
-    """1-based file line of the first body line, for error messages."""
-    lines = text.strip("\n").split("\n")
-    extra = 1 if len(lines) > 1 and lines[1].strip().startswith("v:") else 0
-    return 1 + extra + 1 + (1 if one_size_line else 2) + 1
+        while body and not body[-1]:
+            body.pop()
+    return Pzprv3(pid, rows, cols, body, version, first_line=i + 1)
 
 
 def grid_section(p: Pzprv3, start: int, rows: int, cols: int, *, what: str,
-                 source: str | None = None, line0: int = 0) -> list[list[str]]:
-    """Take `rows` lines of `cols` tokens from the body, starting at body line `start`."""
+                 source: str | None = None) -> list[list[str]]:
+    """Take `rows` lines of exactly `cols` tokens from the body, starting at body line `start`."""
     out = []
     for r in range(rows):
         k = start + r
-        if k >= len(p.lines) or len(p.lines[k]) < cols:
-            got = len(p.lines[k]) if k < len(p.lines) else 0
-            raise ParseError(f"{what}: expected {cols} entries on this line, found {got}",
-                             source=source, line=line0 + k if line0 else None)
-        out.append(p.lines[k][:cols])
+        if k >= len(p.lines):
+            raise ParseError(f"the {what} ends early (expected {rows} rows, found {r})",
+                             source=source, line=p.first_line + len(p.lines) - 1)
+        if len(p.lines[k]) != cols:
+            raise ParseError(f"{what}: expected {cols} entries on this line, found "
+                             f"{len(p.lines[k])}", source=source, line=p.first_line + k)
+        out.append(p.lines[k])
     return out
+
+
+def optional_section(p: Pzprv3, start: int, rows: int, cols: int, *, what: str,
+                     source: str | None = None) -> list[list[str]] | None:
+    """A section a file may leave out (answers, completion marks): None when the body has
+    nothing at `start`, or something that does not start like it (`expect_end` reports
+    that); otherwise all of it, and a section cut short is an error."""
+    if start >= len(p.lines) or len(p.lines[start]) != cols:
+        return None
+    return grid_section(p, start, rows, cols, what=what, source=source)
+
+
+def optional_border_lines(p: Pzprv3, start: int, *, source: str | None = None) -> int:
+    """pzpr.js's border section (`encodeBorderLineIfPresent`: heyawake, tapa), written only
+    when some border has a line or a cross: rows lines of cols-1 values, then rows-1 lines of
+    cols ('-1' cross, '0' none, n > 0 a line). ptrm keeps neither, so, like pzpr.js, it reads
+    as many of those lines as are there and only checks their entries. Returns the body line
+    after them."""
+    widths = [p.cols - 1] * p.rows + [p.cols] * (p.rows - 1)
+    k = start
+    for width in widths:
+        if k >= len(p.lines) or len(p.lines[k]) != width:
+            break
+        bad = next((t for t in p.lines[k] if not re.fullmatch(r"-1|\d+", t)), None)
+        if bad is not None:
+            raise ParseError(f"border section entry {bad!r}: expected -1 (cross), 0 or a line "
+                             "count", source=source, line=p.first_line + k)
+        k += 1
+    return k
+
+
+def expect_end(p: Pzprv3, end: int, *, source: str | None = None) -> None:
+    """Nothing but pzpr.js's trailing extras (cut off by `parse_pzprv3`) may follow the last
+    section, which ends before body line `end`."""
+    if end < len(p.lines):
+        text = " ".join(p.lines[end])
+        raise ParseError(f"unexpected text after the board: {text[:40]!r}", source=source,
+                         line=p.first_line + end,
+                         hint=f"a {p.pid} file ends after its grids (or pzpr.js's history:, "
+                              "info: or TrialData sections)")
 
 
 def write_pzprv3(pid: str, rows: int, cols: int, sections: list[list[list[str]]], *,

@@ -185,7 +185,10 @@ class HeyawakeCodec(GridCodec):
         vwall = np.array(vbits, dtype=bool).reshape(rows, cols - 1)
         hwall = np.array(hbits, dtype=bool).reshape(rows - 1, cols)
         rooms = Board(vwall, hwall, np.zeros((rows, cols), dtype=np.int16)).rooms()
-        values, _ = formats.decode_number16(url.body[cv + ch:], len(rooms), source=source)
+        # after the borders, one number16 entry per room (pzpr.js writes trailing blank rooms)
+        values, _ = formats.decode_number16(url.body[cv + ch:], len(rooms), source=source,
+                                            board=f"{cols}x{rows}", unit="rooms",
+                                            what="heyawake URL room numbers")
         numbers = np.full((rows, cols), NO_NUMBER, dtype=np.int16)
         for room, v in zip(rooms, values):
             if v > MAX_NUMBER:
@@ -196,34 +199,57 @@ class HeyawakeCodec(GridCodec):
 
     def parse_pzprv3(self, p, *, source=None):
         rows, cols = p.rows, p.cols
-        line0 = 5  # pzprv3, heyawake, rows, cols, then the body
         if p.version == "pzprv3.1":
             v = formats.grid_section(p, 0, rows, cols - 1, what="heyawake vertical borders",
-                                     source=source, line0=line0)
+                                     source=source)
             h = formats.grid_section(p, rows, rows - 1, cols, what="heyawake horizontal borders",
-                                     source=source, line0=line0)
-            vwall = self._bits(v, cols - 1, source=source, line0=line0)
-            hwall = self._bits(h, cols, source=source, line0=line0 + rows)
+                                     source=source)
+            vwall = self._bits(v, cols - 1, source=source, line0=p.first_line)
+            hwall = self._bits(h, cols, source=source, line0=p.first_line + rows)
             start = 2 * rows - 1
         else:
-            if not p.lines or len(p.lines[0]) != 1 or not p.lines[0][0].isdigit():
-                raise ParseError("heyawake pzprv3: expected the room count on this line",
-                                 source=source, line=line0)
-            ids = formats.grid_section(p, 1, rows, cols, what="heyawake room ids",
-                                       source=source, line0=line0)
-            vwall, hwall = walls_from_ids(ids)
+            vwall, hwall = self._rooms(p, source=source)
             start = 1 + rows
-        clues = formats.grid_section(p, start, rows, cols, what="heyawake clues",
-                                     source=source, line0=line0)
-        numbers = _grid_values(clues, _clue_value, source=source, line0=line0 + start)
+        clues = formats.grid_section(p, start, rows, cols, what="heyawake clues", source=source)
+        numbers = _grid_values(clues, _clue_value, source=source, line0=p.first_line + start)
         puzzle = self._puzzle(make_board(vwall, hwall, numbers, source=source))
+        answers = formats.optional_section(p, start + rows, rows, cols,
+                                           what="heyawake answer section", source=source)
+        end = start + rows
         solution = None
-        if len(p.lines) >= start + 2 * rows:
-            answers = formats.grid_section(p, start + rows, rows, cols, what="heyawake answers",
-                                           source=source, line0=line0)
+        if answers is not None:
             solution = Solution(self.name, _grid_values(answers, _answer_value, source=source,
-                                                        line0=line0 + start + rows))
+                                                        line0=p.first_line + end))
+            end = formats.optional_border_lines(p, end + rows, source=source)
+        formats.expect_end(p, end, source=source)
         return Parsed(puzzle, solution)
+
+    @staticmethod
+    def _rooms(p: formats.Pzprv3, *, source) -> tuple[np.ndarray, np.ndarray]:
+        """The vendored file's room count line and room-id grid (ids 0..count-1) -> walls."""
+        count_line = p.lines[0] if p.lines else []
+        if len(count_line) != 1 or not (count_line[0].isascii() and count_line[0].isdigit()):
+            raise ParseError("heyawake pzprv3: expected the room count on this line",
+                             source=source, line=p.first_line)
+        count = int(count_line[0])
+        ids = formats.grid_section(p, 1, p.rows, p.cols, what="heyawake room ids", source=source)
+        numbers = []
+        for r, row in enumerate(ids):
+            bad = next((t for t in row if not (t.isascii() and t.isdigit())), None)
+            if bad is not None:
+                raise ParseError(f"heyawake room id {bad!r}: expected a number 0..{count - 1}",
+                                 source=source, line=p.first_line + 1 + r)
+            numbers.append([int(t) for t in row])  # "07" is room 7
+        vwall, hwall = walls_from_ids(numbers)
+        found = len(Board(vwall, hwall, np.zeros((p.rows, p.cols), dtype=np.int16)).rooms())
+        if found != count:
+            raise ParseError(f"heyawake room count {count} does not match the room-id grid, "
+                             f"which makes {found} rooms", source=source, line=p.first_line)
+        for r, row in enumerate(numbers):
+            if max(row) >= count:
+                raise ParseError(f"heyawake room id {max(row)}: expected a number 0..{count - 1}",
+                                 source=source, line=p.first_line + 1 + r)
+        return vwall, hwall
 
     @staticmethod
     def _bits(rows: list[list[str]], width: int, *, source, line0) -> np.ndarray:

@@ -35,7 +35,6 @@ from .families import PPBENCH
 
 WHITE, BLACK = -1, -2  # Puzzle.clues values besides the numbers 0..MAX_NUMBER
 MAX_NUMBER = 4
-PZPRV3_BODY_LINE = 5  # pzprv3, type, rows, cols, then the grid
 FOURCELL_CHARS = "0123456789abcdeghijklmnopqrstuvwxyz."
 
 
@@ -68,15 +67,9 @@ class BlackCellCodec(GridCodec):
         if bad:
             raise ParseError(f"{self.name} URL body has {''.join(bad)!r}: expected 4Cell "
                              "characters 0-9, a-e, g-z and '.'", source=source)
-        values, used = formats.decode_4cell(url.body, n)
-        covered = _cells_covered(url.body)
-        if covered < n:
-            raise ParseError(f"{self.name} URL body covers {covered} cells, but its size "
-                             f"{url.cols}x{url.rows} has {n}", source=source)
-        if used < len(url.body):
-            raise ParseError(f"{self.name} URL body goes on for {len(url.body) - used} "
-                             f"character(s) after the {url.cols}x{url.rows} board is full",
-                             source=source)
+        values, _ = formats.decode_4cell(url.body, n, source=source,
+                                         what=f"{self.name} URL body",
+                                         board=f"{url.cols}x{url.rows}")
         clues = np.array(values, dtype=np.int16).reshape(url.rows, url.cols)
         return Parsed(self.make_puzzle(clues, source=source))
 
@@ -137,20 +130,6 @@ class BlackCellCodec(GridCodec):
         return Text("■" if v == BLACK else str(v), style="bold white on grey23")
 
 
-def _cells_covered(body: str) -> int:
-    """How many cells a 4Cell body spans (a trailing number may reach past the board)."""
-    c = 0
-    for ch in body:
-        if "5" <= ch <= "9":
-            c += 1
-        elif "a" <= ch <= "e":
-            c += 2
-        elif "g" <= ch <= "z":
-            c += int(ch, 36) - 16
-        c += 1
-    return c
-
-
 def is_number(tok: str) -> bool:
     """An ASCII digit string (str.isdigit alone also accepts '²', which int() refuses)."""
     return tok.isascii() and tok.isdigit()
@@ -188,9 +167,17 @@ class LightupCodec(BlackCellCodec):
 
     # -- parsing ---------------------------------------------------------------------------
     def parse_pzprv3(self, p, *, source=None):
-        grid = formats.grid_section(p, 0, p.rows, p.cols, what="lightup grid", source=source,
-                                    line0=PZPRV3_BODY_LINE)
-        return self._read_cells([(PZPRV3_BODY_LINE + r, row) for r, row in enumerate(grid)],
+        grid = formats.grid_section(p, 0, p.rows, p.cols, what="lightup grid", source=source)
+        # then, only when some clue has one, a grid of completion marks ('-' set, '.' not)
+        marks = formats.optional_section(p, p.rows, p.rows, p.cols,
+                                         what="lightup completion-mark grid", source=source)
+        for r, row in enumerate(marks or []):
+            bad = next((tok for tok in row if tok not in ("-", ".")), None)
+            if bad is not None:
+                raise ParseError(f"lightup completion mark {bad!r}: expected '-' or '.'",
+                                 source=source, line=p.first_line + p.rows + r)
+        formats.expect_end(p, p.rows if marks is None else 2 * p.rows, source=source)
+        return self._read_cells([(p.first_line + r, row) for r, row in enumerate(grid)],
                                 source=source)
 
     def parse_grid(self, lines, *, source=None, first_line=1):

@@ -34,7 +34,6 @@ from .families import NURIKABE_MAX_CLUE, PPBENCH
 
 NO_CLUE, UNKNOWN = -1, -2  # Puzzle.clues values besides the clue numbers
 UNSHADED, SHADED = 0, 1  # Solution.grid values
-PZPRV3_BODY_LINE = 5  # pzprv3, type, rows, cols, then the grid
 
 
 # -- shade-or-not answers, shared with tapa ---------------------------------------------------
@@ -86,14 +85,16 @@ def grid_rows(lines: list[str], *, what: str, first_line: int,
     return rows
 
 
-def pzprv3_rows(p: formats.Pzprv3, *, what: str,
-                source: str | None = None) -> list[tuple[int, list[str]]]:
-    """The pzprv3 grid as (file line, tokens) rows; later sections (crosses) are ignored."""
+def pzprv3_rows(p: formats.Pzprv3, *, what: str, source: str | None = None,
+                border_lines: bool = False) -> list[tuple[int, list[str]]]:
+    """The pzprv3 grid as (file line, tokens) rows. With `border_lines` (tapa), pzpr.js's
+    optional border section may follow; it is checked and ignored. Nothing else may."""
     if p.rows < 1 or p.cols < 1:
         raise ParseError(f"{what}: the size {p.rows}x{p.cols} is empty", source=source, line=3)
-    grid = formats.grid_section(p, 0, p.rows, p.cols, what=what, source=source,
-                                line0=PZPRV3_BODY_LINE)
-    return [(PZPRV3_BODY_LINE + r, tokens) for r, tokens in enumerate(grid)]
+    grid = formats.grid_section(p, 0, p.rows, p.cols, what=what, source=source)
+    end = formats.optional_border_lines(p, p.rows, source=source) if border_lines else p.rows
+    formats.expect_end(p, end, source=source)
+    return [(p.first_line + r, tokens) for r, tokens in enumerate(grid)]
 
 
 def shading_violations(shaded: np.ndarray) -> tuple[list[Violation], list[Violation]]:
@@ -148,7 +149,9 @@ class NurikabeCodec(ClueShadingTokens, GridCodec):
         return Puzzle(self.name, clues.shape[0], clues.shape[1], clues.astype(np.int32))
 
     def parse_url(self, url, *, source=None):
-        values, _ = formats.decode_number16(url.body, url.rows * url.cols, source=source)
+        values, _ = formats.decode_number16(url.body, url.rows * url.cols, source=source,
+                                            what="nurikabe URL body",
+                                            board=f"{url.cols}x{url.rows}")
         return Parsed(self._puzzle(np.array(values).reshape(url.rows, url.cols)))
 
     def parse_pzprv3(self, p, *, source=None):

@@ -35,7 +35,7 @@ from ptrm_cli.errors import ParseError
 
 from . import formats
 from .common import boxed, read_janko_grid
-from .lightup import (BLACK, MAX_NUMBER, PZPRV3_BODY_LINE, WHITE, BlackCellCodec, adjacent_count,
+from .lightup import (BLACK, MAX_NUMBER, WHITE, BlackCellCodec, adjacent_count,
                       cell_rows, cells_of, check_width, is_number)
 
 TRIANGLES = (2, 3, 4, 5)
@@ -61,14 +61,15 @@ class ShakashakaCodec(BlackCellCodec):
     # -- parsing ---------------------------------------------------------------------------
     def parse_pzprv3(self, p, *, source=None):
         clue_rows = formats.grid_section(p, 0, p.rows, p.cols, what="shakashaka clue grid",
-                                         source=source, line0=PZPRV3_BODY_LINE)
-        puzzle = self._read_clues([(PZPRV3_BODY_LINE + r, row) for r, row in enumerate(clue_rows)],
+                                         source=source)
+        puzzle = self._read_clues([(p.first_line + r, row) for r, row in enumerate(clue_rows)],
                                   source=source)
-        if len(p.lines) < 2 * p.rows:
+        answer_rows = formats.optional_section(p, p.rows, p.rows, p.cols,
+                                               what="shakashaka answer section", source=source)
+        formats.expect_end(p, p.rows if answer_rows is None else 2 * p.rows, source=source)
+        if answer_rows is None:
             return Parsed(puzzle)
-        answer_rows = formats.grid_section(p, p.rows, p.rows, p.cols, what="shakashaka answer grid",
-                                           source=source, line0=PZPRV3_BODY_LINE)
-        first = PZPRV3_BODY_LINE + p.rows
+        first = p.first_line + p.rows
         return Parsed(puzzle, self._read_answers(
             puzzle, [(first + r, row) for r, row in enumerate(answer_rows)], source=source))
 

@@ -21,6 +21,7 @@ cannot change a given); label match still compares every token.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -37,6 +38,9 @@ from .common import GridCodec, boxed
 from .families import PPBENCH, SUDOKU_NATIVE, SUDOKU_NATIVE_BLANK, SUDOKU_NATIVE_DIGITS
 
 SIZES = (4, 6, 9)
+#: a pzprv3 answer entry (pzpr.js `encodeCellAnumsub`): a digit, or '.' or a mark (dots
+#: '+', '-', '=', '%'; 'c' done), then optionally the cell's pencil marks "[a,b,c,d]"
+_ANSWER = re.compile(r"(?:(\d+)|[.+\-=%c])(?:\[[\d,]*\])?")
 
 
 @dataclass(frozen=True)
@@ -109,7 +113,9 @@ class SudokuCodec(GridCodec):
     def parse_url(self, url, *, source=None):
         if url.cols != url.rows:
             raise ParseError(f"sudoku URL size {url.cols}x{url.rows} is not square", source=source)
-        values, _ = formats.decode_number16(url.body, url.cols * url.rows, source=source)
+        values, _ = formats.decode_number16(url.body, url.cols * url.rows, source=source,
+                                            what="sudoku URL body",
+                                            board=f"{url.cols}x{url.rows}")
         if -2 in values:
             raise ParseError("sudoku URL has a '?' given, which ptrm cannot use", source=source)
         clues = np.array([max(v, 0) for v in values], dtype=np.int16).reshape(url.rows, url.cols)
@@ -117,30 +123,36 @@ class SudokuCodec(GridCodec):
 
     def parse_pzprv3(self, p, *, source=None):
         n = p.rows
-        line0 = 4  # pzprv3, sudoku, size, then the body
-        givens = formats.grid_section(p, 0, n, n, what="sudoku givens", source=source, line0=line0)
+        givens = formats.grid_section(p, 0, n, n, what="sudoku givens", source=source)
         clues = np.zeros((n, n), dtype=np.int16)
         for r, row in enumerate(givens):
             for c, tok in enumerate(row):
                 if tok.isdigit():
                     clues[r, c] = int(tok)
                 elif tok == "-":
-                    raise ParseError("a '?' given cannot be used", source=source, line=line0 + r)
+                    raise ParseError("a '?' given cannot be used", source=source,
+                                     line=p.first_line + r)
                 elif tok != ".":
                     raise ParseError(f"sudoku given {tok!r}: expected a digit, '-' or '.'",
-                                     source=source, line=line0 + r)
+                                     source=source, line=p.first_line + r)
         puzzle = self._puzzle(clues, source=source)
-        solution = None
-        if len(p.lines) >= 2 * n:
-            answers = formats.grid_section(p, n, n, n, what="sudoku answers", source=source,
-                                           line0=line0)
-            grid = clues.copy()
-            for r, row in enumerate(answers):
-                for c, tok in enumerate(row):
-                    if tok.isdigit() and clues[r, c] == 0:
-                        grid[r, c] = int(tok)
-            solution = Solution(self.name, grid)
-        return Parsed(puzzle, solution)
+        answers = formats.optional_section(p, n, n, n, what="sudoku answer section",
+                                           source=source)
+        formats.expect_end(p, n if answers is None else 2 * n, source=source)
+        if answers is None:
+            return Parsed(puzzle)
+        grid = clues.copy()
+        for r, row in enumerate(answers):
+            for c, tok in enumerate(row):
+                m = _ANSWER.fullmatch(tok)
+                digit = m and m.group(1)
+                if not m or (digit and not 1 <= int(digit) <= n):
+                    raise ParseError(f"sudoku answer {tok!r}: expected a digit 1..{n}, '.', or a "
+                                     "mark ('+', '-', '=', '%', 'c')", source=source,
+                                     line=p.first_line + n + r)
+                if digit and clues[r, c] == 0:
+                    grid[r, c] = int(digit)
+        return Parsed(puzzle, Solution(self.name, grid))
 
     def parse_grid(self, lines, *, source=None, first_line=1):
         rows = ["".join(ln.split()) for ln in lines if ln.strip()]

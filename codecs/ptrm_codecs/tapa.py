@@ -91,7 +91,10 @@ def encode_clue(clue: tuple[int, ...]) -> str:
     return np.base_repr(code, 36).lower()
 
 
-def decode_body(body: str, n: int, *, source: str | None = None) -> list[tuple[int, ...]]:
+def decode_body(body: str, n: int, *, source: str | None = None, board: str | None = None,
+                what: str = "URL body") -> list[tuple[int, ...]]:
+    """The URL body's clues, one per cell (() blank). With `board` (its size, "10x10"), the
+    body must describe exactly those n cells (`formats.check_fills`)."""
     out: list[tuple[int, ...]] = [()] * n
     c = i = 0
     while i < len(body) and c < n:
@@ -115,6 +118,8 @@ def decode_body(body: str, n: int, *, source: str | None = None) -> list[tuple[i
         # like pzpr.js, any other character takes one cell and leaves it blank
         c += 1
         i += 1
+    if board is not None:
+        formats.check_fills(body, i, c, n, board=board, what=what, source=source)
     return out
 
 
@@ -190,11 +195,13 @@ class TapaCodec(ClueShadingTokens, GridCodec):
         return Puzzle(self.name, rows, cols, grid)
 
     def parse_url(self, url, *, source=None):
-        clues = decode_body(url.body, url.rows * url.cols, source=source)
+        clues = decode_body(url.body, url.rows * url.cols, source=source,
+                            what="tapa URL body", board=f"{url.cols}x{url.rows}")
         return Parsed(self._puzzle(url.rows, url.cols, clues, source=source))
 
     def parse_pzprv3(self, p, *, source=None):
-        return self._read_cells(pzprv3_rows(p, what="tapa grid", source=source), source=source)
+        return self._read_cells(pzprv3_rows(p, what="tapa grid", source=source, border_lines=True),
+                                source=source)
 
     def parse_grid(self, lines, *, source=None, first_line=1):
         return self._read_cells(grid_rows(lines, what="tapa grid", first_line=first_line,

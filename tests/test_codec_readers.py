@@ -1,0 +1,113 @@
+"""What the six PPBench codecs' readers refuse, and what they must keep accepting.
+
+Every malformed input is made here from a valid one (the worked examples of
+PPBENCH_FORMATS.md §4): cut a pzprv3 file short, add a line or an entry, drop or add URL
+characters. Each error must be a ParseError naming the source (and the line, for files).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from ptrm_cli.errors import ParseError
+
+URLS = {
+    "sudoku": "https://puzz.link/p?sudoku/9/9/1o6h84k76h9j64i7h4k8h8i53j5h71k14h6o2",
+    "lightup": "https://puzz.link/p?akari/10/10/i.uc5.ich.b.uah.i.i.jd.h9bl.ibh.h",
+    "nurikabe": "https://puzz.link/p?nurikabe/10/10/g1m-14k1s1s1jem1zt1i1j",
+    "heyawake": "https://puzz.link/p?heyawake/10/10/"
+                "jh78egs0k18l5aakl91fu00fvv00vv006e00g2121h22g4g2g2422g1",
+    "tapa": "https://puzz.link/p?tapa/10/10/a7laev0h9tagt4t0h9va7l0",
+    "shakashaka": "https://puzz.link/p?shakashaka/10/10/1b..icp2bj.jd.ckehdk2dch.l..rbg.c.a",
+}
+TYPES = sorted(URLS)
+
+
+@pytest.fixture(params=TYPES)
+def example(request, installed_codec):
+    """(codec, puzzle, the puzzle's pzprv3 lines as pzpr.js writes them)."""
+    codec = installed_codec(request.param)
+    puzzle = codec.parse(URLS[request.param]).puzzle
+    return codec, puzzle, codec.to_pzprv3(puzzle).splitlines()
+
+
+def refused(codec, text: str, match: str, line: int | None = None) -> ParseError:
+    with pytest.raises(ParseError, match=match) as err:
+        codec.parse(text, source="in.txt")
+    where = f"in.txt:{line}: " if line is not None else "in.txt"
+    assert str(err.value).startswith(where), str(err.value)
+    return err.value
+
+
+# -- pzprv3 -------------------------------------------------------------------------------------
+
+def test_the_examples_read_back(example):
+    codec, puzzle, lines = example
+    assert codec.parse("\n".join(lines) + "\n").puzzle.clues is not None
+
+
+@pytest.mark.parametrize("cut", [1, 3])
+def test_a_file_cut_inside_its_last_section_is_refused(example, cut):
+    codec, puzzle, lines = example
+    kept = lines[:-cut]
+    refused(codec, "\n".join(kept) + "\n",
+            rf"ends early \(expected {puzzle.rows} rows, found {puzzle.rows - cut}\)",
+            line=len(kept))
+
+
+def test_text_after_the_board_is_refused(example):
+    codec, _, lines = example
+    refused(codec, "\n".join(lines + ["garbage here"]) + "\n",
+            "unexpected text after the board: 'garbage here'", line=len(lines) + 1)
+
+
+def test_pzpr_extras_after_the_board_are_read_past(example):
+    """Blank lines, history/info JSON and trial data are pzpr.js's, not the board's."""
+    codec, puzzle, lines = example
+    for tail in (["", ""], ['history:{', ' "type": "pzpr",', ' "datas": []', '}'],
+                 ['info:{"metadata": {"author": "x"}}'], ["TrialData(1)", "anything"]):
+        assert codec.parse("\n".join(lines + tail) + "\n").puzzle.rows == puzzle.rows
+
+
+@pytest.mark.parametrize("where", ["first", "last"])
+@pytest.mark.parametrize("change", ["extra", "missing"])
+def test_a_row_of_the_wrong_width_is_refused(example, where, change):
+    codec, puzzle, lines = example
+    k = 4 if codec.name == "sudoku" else 5  # 0-based: the first body line
+    if codec.name == "heyawake":
+        k += 1  # past the room count line
+    if where == "last":
+        k = len(lines) - 1
+    tokens = lines[k].split()
+    tokens = tokens + [tokens[-1]] if change == "extra" else tokens[:-1]
+    bad = lines[:k] + [" ".join(tokens) + " "] + lines[k + 1:]
+    refused(codec, "\n".join(bad) + "\n",
+            rf"expected {len(lines[k].split())} entries on this line, found {len(tokens)}",
+            line=k + 1)
+
+
+def test_a_variant_line_moves_the_line_numbers(example):
+    codec, _, lines = example
+    text = "\n".join(lines[:1] + ["v:x"] + lines[1:] + ["garbage"]) + "\n"
+    refused(codec, text, "unexpected text after the board", line=len(lines) + 2)
+
+
+# -- puzz.link URLs -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", TYPES)
+def test_url_body_must_cover_the_board(name, installed_codec):
+    codec = installed_codec(name)
+    url = URLS[name]
+    board = re.search(r"/(\d+)/(\d+)/", url).group(0).strip("/").replace("/", "x")
+    refused(codec, url[:-1], rf"covers \d+ (cells|rooms), but its {board} board has \d+")
+    refused(codec, url + "zzzz", rf"goes on for 4 character\(s\) after the {board} board is full")
+    refused(codec, url[:url.rindex("/") + 1], "covers 0|too short")
+
+
+@pytest.mark.parametrize("name", TYPES)
+def test_url_round_trip_is_exact(name, installed_codec):
+    """What the encoders write (trailing blanks included) passes the coverage check."""
+    codec = installed_codec(name)
+    assert codec.to_url(codec.parse(URLS[name]).puzzle).split("?")[1] == URLS[name].split("?")[1]
