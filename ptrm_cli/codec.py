@@ -266,6 +266,14 @@ def get(name: str) -> Codec:
                         hint="`ptrm codecs` lists them; plugins add more")
 
 
+def type_named(word: str) -> Codec | None:
+    """The codec a grid's first line names, by its name or a URL id ("akari"), if any."""
+    for reg in _load().values():
+        if word == reg.codec.name or word in reg.codec.url_ids:
+            return reg.codec
+    return None
+
+
 _URL = re.compile(r"^\s*(?:https?://)?[^?\s]*\?([A-Za-z0-9_]+)/")
 
 
@@ -290,9 +298,9 @@ def detect(text: str, *, source: str | None = None) -> Codec:
             raise ParseError("pzprv3 text ends after its first line: expected the puzzle type",
                              source=source, line=1)
         return get(rest[0])
-    first = lines[0].lower()
-    if first in _load():
-        return _load()[first].codec
+    named = type_named(lines[0].lower())
+    if named is not None:
+        return named
     candidates = [reg.codec for reg in _load().values() if reg.codec.sniff(stripped)]
     if len(candidates) == 1:
         return candidates[0]

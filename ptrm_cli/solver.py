@@ -118,6 +118,11 @@ def _parse_record(text: str, *, codec: str | None, source: str | None) -> tuple[
     try:
         record = json.loads(text)
     except json.JSONDecodeError as e:
+        if e.msg == "Extra data":  # a JSONL file of several records
+            raise ParseError("expected one puzzle: another JSON record starts here",
+                             source=source, line=e.lineno,
+                             hint="`ptrm solve` takes one puzzle; `ptrm eval --split FILE` "
+                                  "takes a file of them") from None
         raise ParseError(f"not valid JSON: {e.msg}", source=source, line=e.lineno) from None
     if not isinstance(record, dict):
         raise ParseError("expected one JSON object (a dataset record)", source=source)

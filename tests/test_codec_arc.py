@@ -76,6 +76,16 @@ def test_training_set_loads_with_solutions(tasks):
         assert all("output" in ex for ex in task["train"])
 
 
+def test_a_challenges_file_of_another_name_has_no_solutions(tmp_path):
+    """Only `..._challenges.json` has a `_solutions.json` sibling; any other name once found
+    itself as its "sibling" and read its tasks as solutions."""
+    task = {"train": [{"input": [[1]], "output": [[2]]}], "test": [{"input": [[1, 1]]}]}
+    path = tmp_path / "mytasks.json"
+    path.write_text(json.dumps({"aaaa0001": task}))
+    assert A.solutions_path(path) is None
+    assert A.load_tasks(path)["aaaa0001"]["test"] == [{"input": [[1, 1]]}]
+
+
 def test_vocabulary_is_trms(codec):
     vocab = codec.family().vocab
     assert (vocab.family, len(vocab), codec.family().seq_len) == ("arc", 12, 900)

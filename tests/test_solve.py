@@ -267,6 +267,48 @@ def test_user_text_prints_as_itself(ckpt, sudoku, tmp_path):
     assert "cuda:N" in r.output
 
 
+def test_one_puzzle_per_input(ckpt, sudoku, tmp_path):
+    codec, puzzle, _ = sudoku
+    url = codec.to_url(puzzle)
+    two = tmp_path / "two.txt"
+    two.write_text(f"{url}\n{url}\n")
+    bad("solve", two, "-c", ckpt, match="two.txt:2: expected one puzzle")
+    records = tmp_path / "two.jsonl"
+    record = json.dumps({"pid": "sudoku", "puzzlink_url": url})
+    records.write_text(f"{record}\n{record}\n")
+    bad("solve", records, "-c", ckpt, match="two.jsonl:2: expected one puzzle")
+
+
+def test_a_type_line_that_contradicts_codec(ckpt, sudoku, tmp_path):
+    codec, puzzle, _ = sudoku
+    grid = tmp_path / "grid.txt"
+    line = codec.to_line(puzzle)
+    grid.write_text("sudoku\n" + "\n".join(line[i * 9:(i + 1) * 9] for i in range(9)) + "\n")
+    bad("solve", grid, "-c", ckpt, "--codec", "lightup",
+        match="grid.txt:1: the first line names the type 'sudoku'")
+
+
+def test_a_type_line_may_use_the_url_id(ckpt):
+    found = golden_examples(["lightup"]) if "lightup" in installed_codecs() else []
+    if not found:
+        pytest.skip("lightup codec or PPBench golden set not found")
+    grid = formats_of("lightup", found[0][1])["grid"]
+    assert grid.startswith("lightup\n")
+    _, out = solve_json(ckpt, "-", input="akari\n" + grid.split("\n", 1)[1])
+    assert out["type"] == "lightup" and out["format"] == "grid"
+
+
+def test_an_unencodable_puzzle_names_its_file(ckpt, tmp_path):
+    if "lightup" not in installed_codecs():
+        pytest.skip("codec 'lightup' is not installed")
+    big = [r for r in pzpr_oracle.golden_by_type("lightup") if r.get("width", 0) > 10]
+    if not big:
+        pytest.skip("PPBench golden set not found")
+    path = tmp_path / "big.url"
+    path.write_text(big[0]["puzzlink_url"] + "\n")
+    bad("solve", path, "-c", ckpt, match="big.url: a lightup puzzle of")
+
+
 @pytest.mark.skipif(not Path("/dev/fd").is_dir(), reason="no /dev/fd here")
 def test_a_pipe_is_read_like_a_file(ckpt, sudoku):
     """`ptrm solve <(cat puzzle.txt)`: a pipe exists but is not a regular file."""

@@ -249,9 +249,12 @@ def deaugment_task(name: str, task: dict) -> tuple[str, dict]:
 
 # -- Kaggle files -----------------------------------------------------------------------------
 
-def solutions_path(challenges: str | Path) -> Path:
-    """`..._challenges.json` -> its sibling `..._solutions.json`."""
+def solutions_path(challenges: str | Path) -> Path | None:
+    """`..._challenges.json` -> its sibling `..._solutions.json`; None for a file named
+    otherwise (its "sibling" would be itself)."""
     p = Path(challenges)
+    if "_challenges" not in p.name:
+        return None
     return p.with_name(p.name.replace("_challenges", "_solutions"))
 
 
@@ -269,7 +272,8 @@ def load_tasks(challenges: str | Path, solutions: str | Path | None | bool = Tru
         raise ParseError("an ARC challenges file maps task ids to tasks", source=str(path))
     sol_path = None
     if solutions is True:
-        sol_path = solutions_path(path) if solutions_path(path).exists() else None
+        sibling = solutions_path(path)
+        sol_path = sibling if sibling is not None and sibling.exists() else None
     elif solutions:
         sol_path = Path(solutions)
     sols = json.loads(sol_path.read_text()) if sol_path else {}

@@ -19,6 +19,7 @@ from collections import deque
 import numpy as np
 from rich.text import Text
 
+from ptrm_cli import codec as registry
 from ptrm_cli.codec import Codec, Family, Parsed, Puzzle, Solution
 from ptrm_cli.errors import ParseError, PtrmError, VocabError
 
@@ -45,7 +46,11 @@ class GridCodec(Codec):
             parsed = self.parse_pzprv3(p, source=source)
             parsed.format = "pzprv3"
             return parsed
-        if "?" in first and "/" in first and len(stripped.splitlines()) == 1:
+        if "?" in first and "/" in first:
+            if len(stripped.splitlines()) > 1:  # e.g. two URLs in one file
+                line = text[:text.index(first)].count("\n") + 2
+                raise ParseError("expected one puzzle: a URL, then more text on this line "
+                                 "(one puzzle per file)", source=source, line=line)
             url = formats.parse_url(first, source=source)
             if url.urlid not in self.url_ids:
                 raise ParseError(f"URL is a {url.urlid!r} puzzle, not {self.name!r}", source=source)
@@ -54,8 +59,14 @@ class GridCodec(Codec):
             return parsed
         lines = [ln.rstrip() for ln in stripped.splitlines()]
         offset = 1
-        if lines[0].strip().lower() == self.name:  # optional header line naming the type
+        head = lines[0].strip().lower()
+        named = registry.type_named(head)
+        if head == self.name or head in self.url_ids:  # an optional line naming the type
             lines, offset = lines[1:], 2
+        elif named is not None:
+            raise ParseError(f"the first line names the type {named.name!r}, but the puzzle is "
+                             f"read as {self.name!r}", source=source, line=1,
+                             hint="drop --codec, or the first line")
         parsed = self.parse_grid(lines, source=source, first_line=offset)
         parsed.format = "grid"
         return parsed

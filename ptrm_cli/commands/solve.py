@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from ..console import console, err_console, esc
-from ..errors import PtrmError
+from ..errors import ParseError, PtrmError
 from ..options import DEVICE, JSON, resolve_device
 
 EXIT_SOLVED, EXIT_UNSOLVED = 0, 1  # usage errors: PtrmError.exit_code (2)
@@ -128,6 +128,10 @@ def solve(
                           "a lone grid or pair runs with the blank identifier, which it never "
                           "trained on (pass the task file and --task ID)", highlight=False)
     family = solver.family_for(c, loaded)
+    try:  # a puzzle that reads fine but has no tokens in this model's vocabulary: name the file
+        c.encode(parsed.puzzle, family=family)
+    except PtrmError as e:
+        raise ParseError(str(e), source=source, hint=e.hint) from None
     D = D or loaded.config.halt_max_steps
     cpu = device == "cpu"
     cpu_defaults = {}
