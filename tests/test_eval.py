@@ -269,6 +269,9 @@ def test_eval_errors(ckpt, dataset, tmp_path):
         match="no tapa puzzles to evaluate (it holds sudoku)")
     bad("eval", "--split", dataset, "-c", ckpt, "--limit", 2, "--sample", 1,
         match="do not combine")
+    if torch.cuda.device_count() < 2:  # N CPU processes only when asked for by --device cpu
+        r = bad("eval", "--split", dataset, "-c", ckpt, "--gpus", 2, match="CUDA device(s)")
+        assert "--device cpu --gpus 2" in " ".join(r.output.split())
 
 
 def test_eval_checkpoint_of_another_vocabulary(dataset, tmp_path):

@@ -67,6 +67,7 @@ def bench(
     from ..engine import distributed
 
     if gpus and gpus > 1 and not distributed.launched():
+        distributed.check_gpus(gpus, device)
         raise typer.Exit(distributed.relaunch(gpus))
     if model not in ("7m", "tiny"):
         raise PtrmError(f"--model {model!r}: expected 7m or tiny")

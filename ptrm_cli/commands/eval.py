@@ -118,6 +118,7 @@ def evaluate(
                               highlight=False)
 
     if gpus and gpus > 1 and not distributed.launched():
+        distributed.check_gpus(gpus, device)
         raise typer.Exit(distributed.relaunch(gpus))
     # every rank leaves the group together at the end (see distributed.teardown)
     with distributed.group(resolve_device(device)) as device:

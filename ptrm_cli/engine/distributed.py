@@ -174,6 +174,17 @@ def run(engine, inputs: torch.Tensor, *, puzzle_ids=None, verify=None,
                       {"ranks": n, "per_rank": [p.stats for p in parts]})
 
 
+def check_gpus(nproc: int, device: str) -> None:
+    """`--gpus N` needs N CUDA devices; with `--device cpu` it runs N CPU processes instead
+    (how the tests run the sharded path), asked for by name, never by accident."""
+    from ..errors import PtrmError
+
+    have = torch.cuda.device_count()
+    if device != "cpu" and have < nproc:
+        raise PtrmError(f"--gpus {nproc}: this machine has {have} CUDA device(s)",
+                        hint=f"--device cpu --gpus {nproc} runs {nproc} CPU processes instead")
+
+
 def relaunch(nproc: int, argv: list[str] | None = None) -> int:
     """Run this command again under torchrun with nproc processes (without its --gpus
     option) and return torchrun's exit code."""
