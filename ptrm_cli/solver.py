@@ -328,18 +328,22 @@ def solve_puzzle(loaded: LoadedModel, codec: Codec, puzzle: Puzzle, family: Fami
                  selector: str = "verified", early_stop: bool = True, wave: int | None = None,
                  chunk_rows: int | None = None, check_every: int | None = None,
                  q_threshold: float | None = None, time_limit: float | None = None,
-                 compile: bool = False,
+                 compile: bool = False, source: str | None = None,
                  on_wave: Callable[[int, int], None] | None = None) -> SolveResult:
     """K rollouts (in waves of `wave`), then one answer by `selector`. With the verified
     selector and `early_stop`, stops as soon as a rollout satisfies the rules, checked every
     `check_every` steps (None: at the end of each wave), or (q_threshold) one is confident;
-    `time_limit` seconds: answer from the rollouts so far. `on_wave(done, K)` reports progress."""
+    `time_limit` seconds: answer from the rollouts so far. `on_wave(done, K)` reports progress.
+    `source` names the input in the error for a puzzle this model's vocabulary cannot encode."""
     from .engine import fast, metrics
 
     if selector not in SELECTORS:
         raise PtrmError(f"unknown selector {selector!r} (choose from {', '.join(SELECTORS)})")
     t0 = time.perf_counter()
-    tokens = torch.as_tensor(codec.encode(puzzle, family=family), dtype=torch.long)[None]
+    try:
+        tokens = torch.as_tensor(codec.encode(puzzle, family=family), dtype=torch.long)[None]
+    except PtrmError as e:
+        raise ParseError(str(e), source=source, hint=e.hint) from None
     verifier = Verifier(codec, puzzle, family)
     wave = K if wave is None else max(1, min(int(wave), K))
     stop = early_stop and selector == "verified"

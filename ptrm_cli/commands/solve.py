@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from ..console import console, err_console, esc
-from ..errors import ParseError, PtrmError
+from ..errors import PtrmError
 from ..options import DEVICE, JSON, resolve_device
 
 EXIT_SOLVED, EXIT_UNSOLVED = 0, 1  # usage errors: PtrmError.exit_code (2)
@@ -128,10 +128,6 @@ def solve(
                           "a lone grid or pair runs with the blank identifier, which it never "
                           "trained on (pass the task file and --task ID)", highlight=False)
     family = solver.family_for(c, loaded)
-    try:  # a puzzle that reads fine but has no tokens in this model's vocabulary: name the file
-        c.encode(parsed.puzzle, family=family)
-    except PtrmError as e:
-        raise ParseError(str(e), source=source, hint=e.hint) from None
     D = D or loaded.config.halt_max_steps
     cpu = device == "cpu"
     cpu_defaults = {}
@@ -160,7 +156,7 @@ def solve(
 
     kwargs = dict(K=K, D=D, sigma=sigma, perturb=perturb, seed=seed, selector=select,
                   early_stop=early_stop, wave=wave, chunk_rows=chunk_rows,
-                  check_every=check_every, time_limit=time_limit)
+                  check_every=check_every, time_limit=time_limit, source=source)
     if wave < K:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, \
             TimeElapsedColumn
