@@ -5,8 +5,14 @@ goes in through `esc`: `[b]` in a file name must print as itself, not open a sty
 the printer. Emoji codes stay off for the same reason (`:x:` in a device name is text).
 """
 
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
 from rich.console import Console
 from rich.markup import escape
+from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, \
+    TimeElapsedColumn, TimeRemainingColumn
 
 console = Console(emoji=False)
 err_console = Console(stderr=True, emoji=False)
@@ -15,3 +21,30 @@ err_console = Console(stderr=True, emoji=False)
 def esc(value) -> str:
     """Any value as markup-safe text."""
     return escape(str(value))
+
+
+@contextmanager
+def fraction_progress(label: str, every: float = 0.1) -> Iterator[Callable[[float], None]]:
+    """Progress of work measured as a fraction done; yields `update(fraction)`. A bar on a
+    terminal; elsewhere (a log file, CI, a GPU machine's captured output, where a live bar
+    prints nothing) one line each time another `every` of the work is done, so a run cut
+    short still shows how far it got and how fast it went."""
+    if err_console.is_terminal:
+        with Progress(TextColumn(label), BarColumn(), TaskProgressColumn(), TimeElapsedColumn(),
+                      TimeRemainingColumn(), console=err_console, transient=True) as bar:
+            task = bar.add_task(label, total=1.0)
+            yield lambda fraction: bar.update(task, completed=fraction)
+        return
+    t0, shown = time.perf_counter(), 0
+
+    def update(fraction: float) -> None:
+        nonlocal shown
+        reached = int(fraction / every + 1e-9)
+        if reached <= shown or fraction <= 0:
+            return
+        shown = reached
+        elapsed = time.perf_counter() - t0
+        err_console.print(f"{label} {fraction:.0%} · {elapsed:.0f} s elapsed · "
+                          f"~{elapsed * (1 - fraction) / fraction:.0f} s left", highlight=False)
+
+    yield update

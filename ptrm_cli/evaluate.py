@@ -25,7 +25,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, NamedTuple
 
 import numpy as np
 import torch
@@ -45,11 +45,17 @@ WIDTH_KS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
 
 # -- scoring ---------------------------------------------------------------------------------
 
-def sigma_from_report(path: Path, judge: str = "rules") -> tuple[float, str]:
+class SigmaChoice(NamedTuple):
+    sigma: float
+    split: str          # the split the sweep ran on
+    tied: list[float]   # every sigma at the best score (more than one: the sweep saturated)
+
+
+def sigma_from_report(path: Path, judge: str = "rules") -> SigmaChoice:
     """The noise scale a validation sweep chose: the sigma of `path` (a report.json of `ptrm
-    eval` with several sigmas) with the highest aggregate best-Q@K, ties to the smaller sigma.
-    Returns (sigma, the split it was chosen on). The paper's protocol picks sigma on
-    validation only, so a report of the golden set is refused."""
+    eval` with several sigmas) with the highest aggregate best-Q@K, ties to the smaller sigma
+    (the least departure from deterministic TRM that scores as well). The paper's protocol
+    picks sigma on validation only, so a report of the golden set is refused."""
     try:
         report = json.loads(Path(path).read_text())
         runs = report["ptrm"]
@@ -65,7 +71,8 @@ def sigma_from_report(path: Path, judge: str = "rules") -> tuple[float, str]:
     if split == "golden":
         raise PtrmError(f"--sigma-from {path}: that sweep ran on the golden set; choose sigma "
                         "on a validation split (--split val --data DIR)")
-    return max(scored)[2], split
+    top = max(scored)
+    return SigmaChoice(top[2], split, sorted(sig for q, _, sig in scored if q == top[0]))
 
 
 def sweep_model_differs(path: Path, loaded: LoadedModel) -> str | None:

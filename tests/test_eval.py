@@ -152,7 +152,20 @@ def test_sigma_from_a_validation_sweep(report, ckpt, dataset, tmp_path):
     for run in fake["ptrm"]:
         run["summary"]["aggregate"]["rules"]["best_q"]["mean"] = 0.5
     (tmp_path / "tie.json").write_text(json.dumps(fake))
-    assert evaluate.sigma_from_report(tmp_path / "tie.json") == (0.0, "val")
+    sigmas = sorted(run["sigma"] for run in fake["ptrm"])
+    assert evaluate.sigma_from_report(tmp_path / "tie.json") == (0.0, "val", sigmas)
+    r = ptrm("eval", "--split", "val", "--data", dataset, "-c", ckpt, "--K", 2, "--D", 1,
+             "--seeds", 1, "--det-D", 1, "--sigma-from", tmp_path / "tie.json", "--no-plots",
+             "--out", tmp_path / "t")
+    assert r.exit_code == 0 and "tie on that sweep" in r.output, r.output
+    fake["ptrm"][-1]["summary"]["aggregate"]["rules"]["best_q"]["mean"] = 0.7
+    (tmp_path / "clear.json").write_text(json.dumps(fake))
+    assert evaluate.sigma_from_report(tmp_path / "clear.json") == (sigmas[-1], "val",
+                                                                   [sigmas[-1]])
+    r = ptrm("eval", "--split", "val", "--data", dataset, "-c", ckpt, "--K", 2, "--D", 1,
+             "--seeds", 1, "--det-D", 1, "--sigma-from", tmp_path / "clear.json",
+             "--no-plots", "--out", tmp_path / "u")
+    assert r.exit_code == 0 and "tie on that sweep" not in r.output, r.output
     fake["split"]["name"] = "golden"
     (tmp_path / "golden.json").write_text(json.dumps(fake))
     r = ptrm("eval", "--sigma-from", tmp_path / "golden.json", "-c", ckpt)

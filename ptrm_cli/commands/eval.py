@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from ..console import console, err_console, esc
+from ..console import console, err_console, esc, fraction_progress
 from ..errors import PtrmError
 from ..options import DEVICE, JSON, resolve_device
 
@@ -111,11 +111,16 @@ def evaluate(
 
     on = None
     if sigma_from is not None:
-        chosen, on = ev_mod.sigma_from_report(sigma_from)
+        chosen, on, tied = ev_mod.sigma_from_report(sigma_from)
         sigmas = [chosen]
         if distributed.is_main() and not (gpus and gpus > 1):
             err_console.print(f"σ = {chosen:g}, chosen on {esc(on)} ({esc(sigma_from)})",
                               highlight=False)
+            if len(tied) > 1:
+                err_console.print(
+                    f"[yellow]note:[/] σ = {', '.join(f'{t:g}' for t in tied)} tie on that "
+                    "sweep's best-Q: it does not separate them (more or harder validation "
+                    "puzzles would); the smallest is taken", highlight=False, soft_wrap=True)
 
     if gpus and gpus > 1 and not distributed.launched():
         distributed.check_gpus(gpus, device)
@@ -176,15 +181,10 @@ def evaluate(
             f"{esc(loaded.path)}[/]",
             highlight=False, soft_wrap=True)
 
-        from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, \
-            TimeElapsedColumn, TimeRemainingColumn
-
-        with Progress(TextColumn("eval"), BarColumn(), TaskProgressColumn(), TimeElapsedColumn(),
-                      TimeRemainingColumn(), console=err_console, transient=True) as bar:
-            task = bar.add_task("eval", total=1.0)
+        with fraction_progress("eval") as progress:
             try:
                 report = ev_mod.run_eval(loaded, evset, settings, saved=saved,
-                                         progress=lambda f: bar.update(task, completed=f))
+                                         progress=progress)
             except KeyboardInterrupt:  # app.py says "interrupted"; here, what is kept
                 if saved.runs:
                     again = "the same command" + ("" if resume else " with --resume")

@@ -11,7 +11,8 @@
 #   bash scripts/gpu/sudoku_hard.sh keep DIR  # here: unpack what came back (files_at) into
 #                                             # data/sudoku-mlp-resume (last/ and best/)
 #   run: bash scripts/gpu/sudoku_hard.sh evaluate-tune | evaluate-trm | evaluate-ptrm SEED
-#        carry: .whl data/src-tdoku data/tdoku-tune data/sudoku-mlp-resume/best
+#        carry: .whl data/tdoku-test (made by `prepare`; else data/src-tdoku, and tdoku-hard
+#        is rebuilt) data/tdoku-tune (evaluate-tune) data/sudoku-mlp-resume/best
 #        (on a machine still warm from `train`, the better of the two bests is evaluated)
 # Carry last/ (40 MB) or best/ (20 MB), not both: with the wheels and lists, both would pass
 # the 64 MiB a call carries.
@@ -36,6 +37,11 @@ prepare() {  # here: the two tdoku lists (8 MB) travel; tdoku-hard (324 MB) is r
     mkdir -p data/src-tdoku
     for f in "${LISTS[@]}"; do cp "/work/shared/data/sudoku/$f" data/src-tdoku/; done
     [ -d data/tdoku-tune ] || echo "build data/tdoku-tune first (docs/BUILD_DATA.md)" >&2
+    # the test split alone (4 MB: tdoku-hard's val and meta) for the evaluation calls, which
+    # then skip the ~1 minute rebuild
+    [ -f data/tdoku-hard/meta.json ] || return 0
+    rm -rf data/tdoku-test && mkdir -p data/tdoku-test
+    cp -r data/tdoku-hard/meta.json data/tdoku-hard/counts.json data/tdoku-hard/val data/tdoku-test/
 }
 
 build() {  # the same bytes as the documented build (same files, same seed)
@@ -51,6 +57,11 @@ tune = keys("data/tdoku-tune/val/puzzles.jsonl")
 assert not hard & tune and len(hard) == 6000 and len(tune) == 300, "rebuild tdoku-tune"
 print("tdoku-hard: 6000 puzzles, tdoku-tune: 300, no overlap")
 EOF
+}
+
+test_data() {  # the test split: carried (data/tdoku-test, from `prepare`), else rebuilt
+    if [ -f data/tdoku-test/meta.json ]; then echo data/tdoku-test; return; fi
+    build >&2 && echo data/tdoku-hard
 }
 
 train() {  # train SECONDS: continue (or start) the official recipe for that long, bring it back
@@ -104,23 +115,29 @@ sweep() { [ -f "$RUN/sweep_tune/report.json" ] && echo "$RUN/sweep_tune/report.j
     || echo "${SWEEP:?no sigma sweep here: run evaluate-tune or set SWEEP}"; }
 
 evaluate-trm() {
-    local sw; sw=$(sweep) || return 1
+    local sw data; sw=$(sweep) || return 1
     setup
-    build
-    ptrm eval --split val --data data/tdoku-hard -c "$(checkpoint)" --K 1 --D "$D" --seeds 1 \
+    data=$(test_data) || return 1
+    ptrm eval --split val --data "$data" -c "$(checkpoint)" --K 1 --D "$D" --seeds 1 \
         --det-D "16,$D" --sigma-from "$sw" $(gpus) -o "$RUN/test_trm" --no-plots 2>&1 \
-        | tail -n 12
+        | tee "$OUT/test_trm.log" | tail -n 12
     cp "$RUN/test_trm/report.json" "$OUT/test_trm.json"
 }
 
+# One seed of 1,000 puzzles took longer than the 490 s a call once had (session 6: nothing came
+# back), so: the output goes to $OUT as it is written (what a timed-out call still returns),
+# and the eval is interrupted (SIGINT: partial.json keeps the finished runs) before BUDGET
+# seconds (default 580, under a call's 600) so the partial report comes back for `--resume`.
 evaluate-ptrm() {
-    local seed=${1:?first seed} n=${2:-1} sw; sw=$(sweep) || return 1
+    local seed=${1:?first seed} n=${2:-1} sw data; sw=$(sweep) || return 1
     setup
-    build
-    ptrm eval --split val --data data/tdoku-hard -c "$(checkpoint)" --K "$K" --D "$D" \
-        --seed "$seed" --seeds "$n" --det-D "$D" --sample "$SAMPLE" $(gpus) \
-        --sigma-from "$sw" -o "$RUN/test_ptrm_$seed" --no-plots 2>&1 | tail -n 30
-    cp "$RUN/test_ptrm_$seed/report.json" "$OUT/test_ptrm_seed$seed.json"
+    data=$(test_data) || return 1
+    timeout -s INT "$(left "${BUDGET:-580}")" ptrm eval --split val --data "$data" \
+        -c "$(checkpoint)" --K "$K" --D "$D" --seed "$seed" --seeds "$n" --det-D "$D" \
+        --sample "$SAMPLE" $(gpus) --sigma-from "$sw" -o "$RUN/test_ptrm_$seed" --no-plots \
+        ${RESUME_EVAL:+--resume} 2>&1 | tee "$OUT/test_ptrm_seed$seed.log" | tail -n 30
+    cp "$RUN/test_ptrm_$seed/report.json" "$OUT/test_ptrm_seed$seed.json" \
+        || cp "$RUN/test_ptrm_$seed/partial.json" "$OUT/test_ptrm_seed$seed.partial.json"
 }
 
 "$@"

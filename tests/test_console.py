@@ -1,0 +1,37 @@
+"""The shared console helpers: progress that still reports where no live bar can show."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+
+from ptrm_cli import console as console_mod
+
+
+def _captured(monkeypatch, terminal: bool) -> io.StringIO:
+    buf = io.StringIO()
+    monkeypatch.setattr(console_mod, "err_console",
+                        Console(file=buf, force_terminal=terminal, width=100, emoji=False))
+    return buf
+
+
+def test_fraction_progress_prints_a_line_per_tenth_off_a_terminal(monkeypatch):
+    buf = _captured(monkeypatch, terminal=False)
+    with console_mod.fraction_progress("eval") as update:
+        for f in (0.0, 0.05, 0.1, 0.12, 0.35, 0.35, 1.0):
+            update(f)
+    lines = buf.getvalue().splitlines()
+    # 0.1 -> 10%, 0.35 -> a line at the third tenth (once), 1.0 -> 100%; nothing for 0 or
+    # for progress inside a tenth already shown
+    assert [line.split(" · ")[0] for line in lines] == ["eval 10%", "eval 35%", "eval 100%"]
+    assert all("s elapsed" in line and "s left" in line for line in lines)
+    assert lines[-1].endswith("~0 s left")
+
+
+def test_fraction_progress_on_a_terminal_is_a_transient_bar(monkeypatch):
+    buf = _captured(monkeypatch, terminal=True)
+    with console_mod.fraction_progress("eval") as update:
+        update(0.5)
+        update(1.0)
+    assert "eval 50%" not in buf.getvalue()  # no log lines: the bar, cleared at the end
