@@ -21,6 +21,7 @@ def atomic_path(path: str | os.PathLike):
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
+    os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it 0600; the result is an ordinary file
     try:
         yield Path(tmp)
         with open(tmp, "rb+") as f:
@@ -48,9 +49,7 @@ def atomic_dir(path: str | os.PathLike):
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o777 & ~umask)  # mkdtemp makes it 0700; the result is an ordinary folder
+    os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes it 0700; the result is an ordinary folder
     try:
         yield tmp
         if path.exists():
@@ -64,3 +63,10 @@ def atomic_dir(path: str | os.PathLike):
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def _umask() -> int:
+    """The process umask (reading it means setting it: put it straight back)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return umask

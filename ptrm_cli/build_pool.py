@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import signal
 from collections.abc import Callable, Iterator
 
 
@@ -30,10 +31,16 @@ def pmap(fn: Callable, tasks: list, workers: int, tick: Callable[[int], None],
             tick(1)
         return
     method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
-    with mp.get_context(method).Pool(workers) as pool:
+    with mp.get_context(method).Pool(workers, initializer=_quiet_worker) as pool:
         for r in pool.imap(fn, tasks, chunksize=chunksize):
             yield r
             tick(1)
+
+
+def _quiet_worker() -> None:
+    """Ctrl-C reaches the whole process group: the parent stops the pool (and the build, which
+    writes nothing), the workers stay quiet instead of printing a traceback each."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 class Progress:

@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 
 from . import codec as registry
-from .codec import Codec, Puzzle, Solution
+from .codec import Codec, Puzzle, Solution, cell_name
 from .errors import ParseError
 
 #: puzzle-type spellings that are not a codec's name (PPBench/pzpr.js url ids, janko names)
@@ -197,6 +197,11 @@ class JsonlRecords(SourceReader):
                     url = rec.get("puzzlink_url") or rec.get("puzzle_url") or ""
                     if not isinstance(pid, str) or not pid:
                         report(n, "PPBench record without a pid")
+                        continue
+                    wrong = [k for k in ("solution_enc", "puzzlink_url", "puzzle_url")
+                             if k in rec and not isinstance(rec[k], str)]
+                    if wrong:  # the codec would fail on them as a "decode error" (a codec bug)
+                        report(n, f"PPBench record: {', '.join(wrong)} must be a string")
                         continue
                     rows, cols = _int(rec.get("height")), _int(rec.get("width"))
                     if rows is None or cols is None:
@@ -362,7 +367,7 @@ class SudokuCsv(SourceReader):
         if len(clash):
             r, c = clash[0]
             raise Drop("invalid solution", f"the answer has {grid[r, c]} where the question "
-                       f"gives {puzzle.clues[r, c]} (r{r}c{c}; {len(clash)} cell(s))")
+                       f"gives {puzzle.clues[r, c]} ({cell_name(r, c)}; {len(clash)} cell(s))")
         return puzzle, Solution(codec.name, grid)
 
 

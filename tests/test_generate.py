@@ -240,7 +240,7 @@ def test_resume_and_determinism_across_workers(installed_codec, tmp_path):
     lines = _lines(one)
     part.write_text(lines[0] + "\n" + lines[1] + "\n" + lines[2][:40])
     summary = run(job, 4, part, workers=1)
-    assert summary == {"made": 2, "present": 2, "seconds": summary["seconds"]}
+    assert summary == {"made": 2, "present": 2, "beyond": 0, "seconds": summary["seconds"]}
     assert _lines(part) == lines
     assert part.read_text().endswith("\n")
     # nothing left to do
@@ -280,6 +280,10 @@ def test_cli_generate(installed_codec, tmp_path):
     recs = [json.loads(x) for x in _lines(out)]
     assert [r["index"] for r in recs] == [0, 1] and recs[0]["knobs"] == "walls=0.2"
     assert recs[0]["id"] == "gen-lightup-10x10-s3-000000"
+    # a smaller --n on that file: nothing to make, and it says the file holds more
+    res = CliRunner().invoke(app, [*args[:3], "1", *args[4:]])
+    assert res.exit_code == 0 and len(_lines(out)) == 2, res.output
+    assert "already holds all 1 puzzles (1 beyond --n 1, left as they are)" in res.output
     res = CliRunner().invoke(app, args[:-2])  # other knobs, same file: refused
     assert res.exit_code == 2 and "another run" in res.output
     res = CliRunner().invoke(app, ["generate", "lightup", "--n", "1", "--out", str(out),
@@ -303,3 +307,60 @@ def test_build_data_reads_generated_records(batches, installed_codec, tmp_path):
         puzzle, solution = registry.get(rec["type"]).from_record(rec)
         assert solution.grid.shape == (puzzle.rows, puzzle.cols)
     assert os.path.getsize(path) > 0
+
+
+def test_resume_refuses_a_file_it_did_not_write_and_leaves_it_untouched(installed_codec,
+                                                                      tmp_path):
+    """A wrong --out is refused before anything is written: its last line without a newline
+    used to be cut off as "a partial line" first, and a JSON line that is not a record, a
+    non-UTF-8 file or a folder ended in a traceback."""
+    installed_codec("lightup")
+    job = Job("lightup", 10, 10, 1, Knobs())
+    cases = {"notes.json": (b'{"a": 1,\n "b": 2}', "notes.json:1: not a JSON line"),
+             "one.json": (b'{"a": 1}', "one.json:1: not a record `ptrm generate` wrote"),
+             "list.jsonl": (b"[1, 2]\n", "list.jsonl:1: not a record `ptrm generate` wrote"),
+             "noindex.jsonl": (b'{"type": "lightup", "seed": 1}\n',
+                               "noindex.jsonl:1: not a record `ptrm generate` wrote"),
+             "binary.jsonl": (b"\xff\xfe\n", "binary.jsonl:1: not a JSON line")}
+    for name, (data, match) in cases.items():
+        path = tmp_path / name
+        path.write_bytes(data)
+        with pytest.raises(PtrmError, match=match):
+            ResumableJsonl(path, job)
+        assert path.read_bytes() == data
+    with pytest.raises(PtrmError, match="is a folder"):
+        ResumableJsonl(tmp_path, job)
+    # a write cut short before the first newline is still ours, and dropped
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text('{"type":"lightup","url":"https://puz')
+    assert ResumableJsonl(cut, job).done == set() and cut.read_text() == ""
+
+
+def test_params_out_of_range_are_refused_up_front(installed_codec):
+    """A NaN or out-of-range knob used to run: walls=1 crashed a worker (AssertionError),
+    max_island=0 a ValueError, walls=nan or -1 spent 200 attempts before giving up."""
+    from ptrm_cli.generate import get
+
+    for name, param, match in (("lightup", {"walls": 1.0}, r"walls=1: expected a fraction"),
+                               ("lightup", {"walls": -1.0}, r"walls=-1: expected a fraction"),
+                               ("lightup", {"repairs": -1.0}, "repairs must be >= 0"),
+                               ("lightup", {"walls": float("nan")}, "walls=nan: expected a "
+                                                                    "finite number"),
+                               ("nurikabe", {"max_island": 0.0}, "max_island must be >= 1"),
+                               ("tapa", {"white": float("inf")}, "white=inf: expected a "
+                                                                 "finite number")):
+        with pytest.raises(PtrmError, match=match):
+            get(name).check_params(Knobs(params=param))
+    get("lightup").check_params(Knobs(params={"walls": 0.0, "repairs": 0.0}))
+
+
+def test_cli_generate_refuses_negative_workers(installed_codec, tmp_path):
+    from typer.testing import CliRunner
+
+    from ptrm_cli.app import app
+
+    installed_codec("lightup")
+    res = CliRunner().invoke(app, ["generate", "lightup", "--n", "1", "--out",
+                                   str(tmp_path / "l.jsonl"), "--workers", "-1", "-q"])
+    assert res.exit_code == 2 and "--workers" in res.output
+    assert not (tmp_path / "l.jsonl").exists()

@@ -118,6 +118,21 @@ def test_bad_records_are_reported_with_their_line(tmp_path):
     assert items == [] and len(bad) == 1 and "not valid JSON" in bad[0][1]
 
 
+def test_ppbench_fields_of_the_wrong_type_are_malformed_lines(tmp_path):
+    """A number where a string belongs was a codec "decode error" (AttributeError), or "has
+    no solution_enc" for a solution_enc that is there."""
+    f = tmp_path / "p.jsonl"
+    good = {"pid": "lightup", "width": 10, "height": 10, "solution_enc": "x",
+            "puzzlink_url": "http://puzz.link/p?akari/10/10/x"}
+    f.write_text("".join(json.dumps({**good, **bad}) + "\n" for bad in (
+        {"solution_enc": 5}, {"puzzlink_url": 7}, {"puzzle_url": ["u"]}, {})))
+    _, items, bad = read(f)
+    assert [it.loc for it in items] == [4]
+    assert bad == [(1, "PPBench record: solution_enc must be a string"),
+                   (2, "PPBench record: puzzlink_url must be a string"),
+                   (3, "PPBench record: puzzle_url must be a string")]
+
+
 def test_url_size_and_type_aliases():
     assert src.url_size("https://puzz.link/p?akari/10/16/abc") == (16, 10)
     assert src.url_size("http://pzv.jp/p.html?heyawake/v:x/7/5/00") == (5, 7)

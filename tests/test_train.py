@@ -213,6 +213,48 @@ def test_config_values_out_of_range(tmp_path):
         with pytest.raises(PtrmError, match=match):
             check_config(load_config(path, [item]))
     check_config(load_config(path, ["seed=0", "train.lr=0", "data.val_limit=null"]))
+    # each of these used to train on (a NaN lr: 300 steps to NaN weights; eval.steps=0 and
+    # eval.batch_size=0 silently meant the default) or crash in the optimizer (beta1=1.5)
+    for item, match in (("train.lr=.nan", "train.lr: expected a finite number"),
+                        ("train.ema_rate=.inf", "train.ema_rate: expected a finite number"),
+                        ("train.lr=1e400", "train.lr: expected a finite number")):
+        with pytest.raises(PtrmError, match=match):
+            load_config(path, [item])
+    for item, match in (("train.beta1=1.5", r"train.beta1 must be in \[0, 1\)"),
+                        ("train.beta2=-0.1", r"train.beta2 must be in \[0, 1\)"),
+                        ("train.lr_min_ratio=-1", "train.lr_min_ratio must be >= 0"),
+                        ("train.q_loss_weight=-1", "train.q_loss_weight must be >= 0"),
+                        ("eval.steps=0", r"eval.steps must be >= 1 \(or null\)"),
+                        ("eval.batch_size=0", r"eval.batch_size must be >= 1 \(or null\)"),
+                        ("checkpoint.max_file_mb=0", "checkpoint.max_file_mb must be > 0"),
+                        ("resume.rewarmup_steps=-5", "resume.rewarmup_steps must be >= 0")):
+        with pytest.raises(PtrmError, match=match):
+            check_config(load_config(path, [item]))
+
+
+def test_config_file_errors_name_the_file_and_line(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("data:\n  path: d\n train: [\n")
+    with pytest.raises(PtrmError, match=r"bad.yaml:3:2: not valid YAML: expected <block end>"):
+        load_config(bad)
+    bad.write_bytes(b"data:\n  path: d\n\xff\n")
+    with pytest.raises(PtrmError, match=r"bad.yaml: not UTF-8 text \(byte 16\)"):
+        load_config(bad)
+    with pytest.raises(PtrmError, match="is a folder, not a YAML config file"):
+        load_config(tmp_path)
+
+
+def test_atomic_files_get_the_permissions_of_an_ordinary_file(tmp_path):
+    """config.resolved.yaml (and eval's report.json) were left 0600, mkstemp's mode."""
+    from ptrm_cli.atomic import write_text
+
+    umask = os.umask(0o022)
+    try:
+        write_text(tmp_path / "config.resolved.yaml", "seed: 0\n")
+    finally:
+        os.umask(umask)
+    assert (tmp_path / "config.resolved.yaml").stat().st_mode & 0o777 == 0o644
+    assert [p.name for p in tmp_path.iterdir()] == ["config.resolved.yaml"]
 
 
 def test_a_named_validation_split_must_exist(sudoku4, tmp_path):

@@ -96,7 +96,7 @@ def build_data(
         raise PtrmError("--limit and --subsample do not combine: pick one")
     for name, v in (("--val-per-type", val_per_type), ("--val-tapa", val_tapa),
                     ("--limit", limit), ("--subsample", subsample),
-                    ("--train-puzzles", train_puzzles)):
+                    ("--train-puzzles", train_puzzles), ("--workers", workers)):
         if v is not None and v < 0:
             raise PtrmError(f"{name} must be 0 or more, not {v}")
     if val_tapa is None:

@@ -44,7 +44,7 @@ def generate(
                                                      "from the same run is resumed."),
     size: str = typer.Option(None, "--size", help="ROWSxCOLS (default 10x10; sudoku 9x9)."),
     seed: int = SEED,
-    workers: int = typer.Option(0, "--workers", "-w",
+    workers: int = typer.Option(0, "--workers", "-w", min=0,
                                 help="Processes (0 = one per CPU core). Output is the same "
                                      "for any value."),
     minimal: bool = typer.Option(True, "--minimal/--no-minimal",
@@ -87,12 +87,12 @@ def generate(
                         console=err_console, disable=quiet, transient=False)
     state = {"present": 0}
 
-    def on_start(todo: int, present: int) -> None:
+    def on_start(todo: int, present: int, beyond: int) -> None:
         state["present"] = present
-        if present:
-            err_console.print(f"{esc(out)}: {present} puzzle(s) already there; making "
-                              f"{todo} more",
-                              highlight=False)
+        if present or beyond:
+            err_console.print(f"{esc(out)}: {present + beyond} puzzle(s) already there"
+                              f"{_beyond(beyond, n)}; making {todo} more", highlight=False,
+                              soft_wrap=True)
         state["task"] = progress.add_task(f"{job.type} {rows}x{cols}", total=n,
                                           completed=present, rate="")
 
@@ -112,4 +112,10 @@ def generate(
                           f"({60 * made / secs:.1f}/min, {per_core:.1f}/min per worker)",
                           highlight=False)
     else:
-        err_console.print(f"{esc(out)} already holds all {n} puzzles", highlight=False)
+        err_console.print(f"{esc(out)} already holds all {n} puzzles"
+                          f"{_beyond(summary['beyond'], n)}", highlight=False, soft_wrap=True)
+
+
+def _beyond(beyond: int, n: int) -> str:
+    """What a file made with a larger --n holds past this one: kept as it is, not counted."""
+    return f" ({beyond} beyond --n {n}, left as they are)" if beyond else ""

@@ -5,6 +5,7 @@ checks that name the key, and the model config completed from the dataset."""
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import typing
 from dataclasses import asdict, dataclass, field
@@ -116,11 +117,17 @@ def load_config(path: str | os.PathLike | None = None, sets: list[str] | tuple =
     if path is not None:
         p = Path(path)
         try:
-            loaded = yaml.safe_load(p.read_text())
+            loaded = yaml.safe_load(p.read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise PtrmError(f"{p}: no such config file") from None
+        except IsADirectoryError:
+            raise PtrmError(f"{p}: is a folder, not a YAML config file") from None
+        except UnicodeDecodeError as e:
+            raise PtrmError(f"{p}: not UTF-8 text (byte {e.start}): expected a YAML config "
+                            f"file") from None
         except yaml.YAMLError as e:
-            raise PtrmError(f"{p}: not valid YAML: {e}") from None
+            raise PtrmError(f"{_yaml_where(p, e)}: not valid YAML: "
+                            f"{getattr(e, 'problem', None) or e}") from None
         if not isinstance(loaded, dict):
             raise PtrmError(f"{p}: expected a mapping of config sections")
         doc = _merge(doc, loaded)
@@ -137,6 +144,12 @@ def load_config(path: str | os.PathLike | None = None, sets: list[str] | tuple =
                 raise PtrmError(f"--set {item!r}: {k} is not a section")
         node[last] = yaml.safe_load(value) if value.strip() else None
     return _build(Config, doc, "")
+
+
+def _yaml_where(path: Path, e) -> str:
+    """`file:line:column` of a YAML error (PyYAML's own message names "<unicode string>")."""
+    mark = getattr(e, "problem_mark", None)
+    return f"{path}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(path)
 
 
 def _merge(a: dict, b: dict) -> dict:
@@ -185,13 +198,18 @@ def _coerce(value, hint, key: str):
         if isinstance(value, float) and value.is_integer():
             return int(value)
     elif target is float:
+        number = None
         if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
-        if isinstance(value, str):  # PyYAML reads 1e-4 (no dot) as a string
+            number = float(value)
+        elif isinstance(value, str):  # PyYAML reads 1e-4 (no dot) as a string
             try:
-                return float(value)
+                number = float(value)
             except ValueError:
                 pass
+        if number is not None:
+            if math.isfinite(number):  # a NaN lr trains to NaN weights without a word
+                return number
+            raise PtrmError(f"config {key}: expected a finite number, got {value!r}")
     elif target is str:
         if isinstance(value, (str, int, float)) and not isinstance(value, bool):
             return str(value)
@@ -208,9 +226,13 @@ def check_config(cfg: Config) -> None:
         bad.append(f"train.loss_type must be one of {', '.join(LOSS_TYPES)}, not {t.loss_type!r}")
     if cfg.seed < 0:
         bad.append("seed must be >= 0")
-    for key in ("lr", "puzzle_emb_lr", "weight_decay", "puzzle_emb_weight_decay"):
+    for key in ("lr", "lr_min_ratio", "puzzle_emb_lr", "weight_decay",
+                "puzzle_emb_weight_decay", "q_loss_weight"):
         if getattr(t, key) < 0:
             bad.append(f"train.{key} must be >= 0")
+    for key in ("beta1", "beta2"):
+        if not 0 <= getattr(t, key) < 1:
+            bad.append(f"train.{key} must be in [0, 1)")
     if cfg.data.val_limit is not None and cfg.data.val_limit < 1:
         bad.append("data.val_limit must be >= 1 (or null: all)")
     if t.global_batch_size < 1:
@@ -228,9 +250,14 @@ def check_config(cfg: Config) -> None:
     if cfg.checkpoint.keep < 1:
         bad.append("checkpoint.keep must be >= 1")
     for key, v in (("eval.every_steps", cfg.eval.every_steps),
+                   ("eval.batch_size", cfg.eval.batch_size), ("eval.steps", cfg.eval.steps),
                    ("checkpoint.every_steps", cfg.checkpoint.every_steps)):
         if v is not None and v < 1:
             bad.append(f"{key} must be >= 1 (or null)")
+    if cfg.checkpoint.max_file_mb <= 0:
+        bad.append("checkpoint.max_file_mb must be > 0")
+    if cfg.resume.rewarmup_steps < 0:
+        bad.append("resume.rewarmup_steps must be >= 0")
     if cfg.eval.interval <= 0:
         bad.append("eval.interval must be > 0")
     if t.epochs <= 0 and t.max_steps is None:

@@ -14,6 +14,7 @@ the same whichever worker makes it, and whatever the worker count.
 
 from __future__ import annotations
 
+import math
 import zlib
 from abc import ABC, abstractmethod
 from collections import Counter
@@ -103,6 +104,9 @@ class Generator(ABC):
             known = ", ".join(f"{k} (default {v[0]:g}: {v[1]})" for k, v in self.params.items())
             raise PtrmError(f"{self.name}: unknown --param {', '.join(unknown)}",
                             hint=f"{self.name} takes: {known or 'no params'}")
+        for key, value in knobs.params.items():  # NaN passes every range check below
+            if not math.isfinite(value):
+                raise PtrmError(f"{self.name}: --param {key}={value:g}: expected a finite number")
 
     # -- making ----------------------------------------------------------------------------
     def make(self, rng: np.random.Generator, rows: int, cols: int, knobs: Knobs) -> Instance:

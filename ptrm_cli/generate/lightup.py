@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import PtrmError
 from .base import GenerationFailed, Generator, Instance, Knobs, shuffled, write_pzprv3
 from .sat import Formula, Search, difficulty, neighbours, reduce_clues, solutions
 
@@ -67,6 +68,14 @@ class LightupGenerator(Generator):
     params = {"walls": (0.21, "fraction of cells made walls (repairs add a few more)"),
               "symmetric": (1.0, "1 = walls symmetric under a half turn"),
               "repairs": (6.0, "extra walls allowed to make the full clue set unique")}
+
+    def check_params(self, knobs: Knobs) -> None:
+        super().check_params(knobs)
+        if not 0 <= knobs.param("walls", 0.21) < 1:  # 1: every cell a wall, nothing to solve
+            raise PtrmError(f"lightup: walls={knobs.param('walls', 0.21):g}: expected a "
+                            f"fraction of the cells in [0, 1)")
+        if knobs.param("repairs", 6) < 0:
+            raise PtrmError("lightup: repairs must be >= 0")
 
     # -- encoding --------------------------------------------------------------------------
     class _Enc:

@@ -89,6 +89,8 @@ class NurikabeGenerator(Generator):
         for key in ("stuck", "big", "theme"):
             if not 0 <= knobs.param(key, 0) <= 1:
                 raise PtrmError(f"nurikabe: {key}={knobs.param(key, 0):g} is not a chance (0..1)")
+        if knobs.param("max_island", 9) < 1:
+            raise PtrmError("nurikabe: max_island must be >= 1 (an island has a cell)")
         if knobs.param("big", 0) and knobs.param("max_island", 9) < 10:
             raise PtrmError("nurikabe: big islands need max_island >= 10",
                             hint="e.g. -p big=0.25 -p max_island=20")

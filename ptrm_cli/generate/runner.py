@@ -90,31 +90,48 @@ class ResumableJsonl:
         self._f = open(self.path, "a", encoding="utf-8")
 
     def _scan(self) -> None:
+        """Check every whole line first and only then drop a partial last line: a file that is
+        not ours (a wrong --out) is refused untouched."""
+        if self.path.is_dir():
+            raise PtrmError(f"--out {self.path}: is a folder", hint="pass a .jsonl file path")
         data = self.path.read_bytes()
         end = data.rfind(b"\n") + 1
-        if end < len(data):  # a partial last line from an interrupted run: drop it
+        lines = data[:end].split(b"\n")[:-1]
+        for n, raw in enumerate(lines, 1):
+            if raw.strip():
+                self.done.add(self._index(n, raw))
+        tail = data[end:]
+        if tail:  # a partial last line from an interrupted run: drop it
+            start = f'{{"type":"{self.job.type}"'.encode()
+            if not (self.done or tail.startswith(start) or start.startswith(tail)):
+                raise PtrmError(f"{self.path}:{len(lines) + 1}: not a record `ptrm generate` "
+                                f"wrote", hint="pass another --out")
             with open(self.path, "r+b") as f:
                 f.truncate(end)
                 f.flush()
                 os.fsync(f.fileno())
-        for n, line in enumerate(data[:end].decode("utf-8").splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError:
-                raise PtrmError(f"{self.path}:{n}: not a JSON line; this is not a file "
-                                f"`ptrm generate` wrote", hint="pass another --out") from None
-            want = {"type": self.job.type, "seed": self.job.seed, "knobs": self.job.knobs.tag()}
-            got = {k: rec.get(k) for k in want}
-            if got != want or not str(rec.get("id", "")).startswith(
-                    f"gen-{self.job.type}-{self.job.rows}x{self.job.cols}-"):
-                raise PtrmError(f"{self.path}:{n}: holds a puzzle from another run "
-                                f"({rec.get('id')}, {got}); this run makes {want} at "
-                                f"{self.job.rows}x{self.job.cols}",
-                                hint="resume with the same type, size, seed and knobs, or pass "
-                                     "another --out")
-            self.done.add(int(rec["index"]))
+
+    def _index(self, n: int, raw: bytes) -> int:
+        """The index of line `n`, a record of this job, or a PtrmError that says why not."""
+        try:
+            rec = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            raise PtrmError(f"{self.path}:{n}: not a JSON line; this is not a file "
+                            f"`ptrm generate` wrote", hint="pass another --out") from None
+        index = rec.get("index") if isinstance(rec, dict) else None
+        if not isinstance(index, int) or isinstance(index, bool) or index < 0:
+            raise PtrmError(f"{self.path}:{n}: not a record `ptrm generate` wrote (expected a "
+                            f"JSON object with an index)", hint="pass another --out")
+        want = {"type": self.job.type, "seed": self.job.seed, "knobs": self.job.knobs.tag()}
+        got = {k: rec.get(k) for k in want}
+        if got != want or not str(rec.get("id", "")).startswith(
+                f"gen-{self.job.type}-{self.job.rows}x{self.job.cols}-"):
+            raise PtrmError(f"{self.path}:{n}: holds a puzzle from another run "
+                            f"({rec.get('id')}, {got}); this run makes {want} at "
+                            f"{self.job.rows}x{self.job.cols}",
+                            hint="resume with the same type, size, seed and knobs, or pass "
+                                 "another --out")
+        return index
 
     def write(self, line: str) -> None:
         self._f.write(line + "\n")
@@ -126,15 +143,18 @@ class ResumableJsonl:
 
 
 def run(job: Job, n: int, out: str | os.PathLike, *, workers: int = 1,
-        on_start: Callable[[int, int], None] | None = None,
+        on_start: Callable[[int, int, int], None] | None = None,
         on_done: Callable[[int], None] | None = None,
         make: Callable[[tuple[Job, int]], tuple[int, str]] = _work) -> dict:
     """Make puzzles 0..n-1 of `job` into `out`, skipping indices already there. Returns a
-    summary: how many were made now and already present, and the seconds spent."""
+    summary: how many were made now, how many of 0..n-1 were present, how many more the file
+    holds beyond n (an earlier run with a larger n: kept, not counted), and the seconds
+    spent. `on_start(todo, present, beyond)` is called before the work begins."""
     writer = ResumableJsonl(out, job)
     todo = [i for i in range(n) if i not in writer.done]
+    beyond = sum(1 for i in writer.done if i >= n)
     if on_start:
-        on_start(len(todo), n - len(todo))
+        on_start(len(todo), n - len(todo), beyond)
     t0 = time.perf_counter()
     try:
         for index, line in _results(job, todo, workers, make):
@@ -143,7 +163,8 @@ def run(job: Job, n: int, out: str | os.PathLike, *, workers: int = 1,
                 on_done(index)
     finally:
         writer.close()
-    return {"made": len(todo), "present": n - len(todo), "seconds": time.perf_counter() - t0}
+    return {"made": len(todo), "present": n - len(todo), "beyond": beyond,
+            "seconds": time.perf_counter() - t0}
 
 
 def _quiet_worker() -> None:
