@@ -158,6 +158,12 @@ def run_bench(o: BenchOptions) -> dict:
     return report
 
 
+def failed_modes(report: dict) -> list[str]:
+    """The modes that raised (their error is in the report and the table): the run's exit
+    status is 1 when there is one, so a script does not take a failed bench for a measurement."""
+    return [m["mode"] for m in report["modes"] if "error" in m]
+
+
 # -- command line without typer ------------------------------------------------------------------
 
 def parser() -> argparse.ArgumentParser:
@@ -205,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
     report = run_bench(BenchOptions(**kw))
     if distributed.is_main():
         print(table(report))
-    return 0
+    return 1 if failed_modes(report) else 0
 
 
 if __name__ == "__main__":

@@ -74,9 +74,16 @@ class Solution:
                 and self.grid.shape == other.grid.shape and bool((self.grid == other.grid).all()))
 
 
+def cell_name(r: int, c: int) -> str:
+    """A cell as messages name it: `r1c1` is the top-left cell, rows and columns counted from 1
+    as puzzle people count them (the indices in `Violation.cells` and in JSON stay 0-based)."""
+    return f"r{r + 1}c{c + 1}"
+
+
 @dataclass(frozen=True)
 class Violation:
-    """One broken rule. `code` is pzpr.js's fail code where one exists (e.g. ``bkDupNum``)."""
+    """One broken rule. `code` is pzpr.js's fail code where one exists (e.g. ``bkDupNum``);
+    `message` names cells with `cell_name`; `cells` are 0-based (row, col) indices."""
 
     code: str
     message: str
@@ -152,8 +159,12 @@ class Codec(ABC):
             if f.vocab.family == vocab.family:
                 f.vocab.check_same(vocab, what=f"codec {self.name!r}", other_what="the model")
                 return f
+        families = ", ".join(f.name for f in self.families)
         raise PtrmError(f"codec {self.name!r} cannot encode for a {vocab.family!r} model "
-                        f"(its families: {', '.join(f.name for f in self.families)})")
+                        f"(its families: {families})",
+                        hint="pass -c CHECKPOINT, a model trained on "
+                             + ("that family" if len(self.families) == 1 else "one of them")
+                             + " (`ptrm build-data --family NAME`, then `ptrm train`)")
 
     @abstractmethod
     def encode(self, puzzle: Puzzle, state: Solution | None = None,
@@ -255,26 +266,31 @@ def reload() -> None:
 
 
 def get(name: str) -> Codec:
-    codecs = _load()
-    if name in codecs:
-        return codecs[name].codec
-    for reg in codecs.values():
-        if name in reg.codec.url_ids:
-            return reg.codec
-    known = ", ".join(sorted(codecs)) or "none"
-    raise CodecNotFound(f"unknown puzzle type {name!r} (installed codecs: {known})",
-                        hint="`ptrm codecs` lists them; plugins add more")
+    """The codec of a type name or URL id (`--codec`, a record's type); unknown: an error."""
+    found = type_named(name)
+    if found is None:
+        known = ", ".join(sorted(_load())) or "none"
+        raise CodecNotFound(f"unknown puzzle type {name!r} (installed codecs: {known})",
+                            hint="`ptrm codecs` lists them; plugins add more")
+    return found
 
 
 def type_named(word: str) -> Codec | None:
-    """The codec a grid's first line names, by its name or a URL id ("akari"), if any."""
-    for reg in _load().values():
-        if word == reg.codec.name or word in reg.codec.url_ids:
+    """The codec named `word`, by its name or a URL id ("akari"), in any case ("LightUp"),
+    if any: what `--codec`, a grid's first line and a record's type all go through."""
+    codecs = _load()
+    word = word.strip()
+    if word in codecs:
+        return codecs[word].codec
+    for reg in codecs.values():
+        if word.lower() in {reg.codec.name.lower(), *(u.lower() for u in reg.codec.url_ids)}:
             return reg.codec
     return None
 
 
-_URL = re.compile(r"^\s*(?:https?://)?[^?\s]*\?([A-Za-z0-9_]+)/")
+#: a URL names its type right after the '?' (`?akari/10/10/...`; `?akari` alone is cut short,
+#: and its codec says what is missing)
+_URL = re.compile(r"^\s*(?:https?://)?[^?\s]*\?([A-Za-z0-9_]+)(?:/|\s*$)")
 
 
 def detect(text: str, *, source: str | None = None) -> Codec:
@@ -289,7 +305,10 @@ def detect(text: str, *, source: str | None = None) -> Codec:
     if m:
         urlid = m.group(1)
         if urlid == "pzprv3":  # pzprv3 text packed into a URL: ?pzprv3/<pid>/...
-            urlid = stripped.split("?pzprv3/", 1)[1].split("/", 1)[0]
+            urlid = stripped.split("?pzprv3", 1)[1].lstrip("/").split("/", 1)[0]
+            if not urlid:
+                raise ParseError("pzprv3 URL ends before the puzzle type", source=source,
+                                 hint="expected ?pzprv3/<type>/<rows>/<cols>/<grid lines>")
         return get(urlid)
     lines = [ln.strip() for ln in stripped.splitlines()]
     if lines[0].startswith("pzprv3"):
@@ -301,7 +320,7 @@ def detect(text: str, *, source: str | None = None) -> Codec:
     named = type_named(lines[0].lower())
     if named is not None:
         return named
-    candidates = [reg.codec for reg in _load().values() if reg.codec.sniff(stripped)]
+    candidates = [reg.codec for reg in _load().values() if _sniffs(reg, stripped)]
     if len(candidates) == 1:
         return candidates[0]
     if not candidates:
@@ -311,6 +330,17 @@ def detect(text: str, *, source: str | None = None) -> Codec:
     names = ", ".join(c.name for c in candidates)
     raise ParseError(f"ambiguous puzzle text: it could be {names}", source=source,
                      hint="pass --codec TYPE or put the type on the first line")
+
+
+def _sniffs(reg: Registered, text: str) -> bool:
+    """`reg.codec.sniff(text)`; a plugin whose sniff breaks is warned about and counts as a no,
+    so that it cannot stop the other codecs from reading their puzzles."""
+    try:
+        return bool(reg.codec.sniff(text))
+    except Exception as e:
+        warnings.warn(f"ptrm: codec plugin {reg.codec.name!r} ({reg.provider}) failed in sniff: "
+                      f"{type(e).__name__}: {e}", stacklevel=2)
+        return False
 
 
 def parse(text: str, *, codec: str | None = None, source: str | None = None) -> tuple[Codec, Parsed]:

@@ -37,7 +37,7 @@ import numpy as np
 
 from . import codec as registry
 from . import dihedral
-from .codec import Codec, Family, Parsed, Puzzle, Solution, Violation
+from .codec import Codec, Family, Parsed, Puzzle, Solution, Violation, cell_name
 from .errors import PtrmError
 from .vocab import PAD
 
@@ -225,7 +225,7 @@ def _token_problems(codec: Codec, puzzle: Puzzle, solution: Solution) -> list[st
                 diff = np.argwhere(np.asarray(back.grid) != np.asarray(solution.grid)) \
                     if np.shape(back.grid) == np.shape(solution.grid) else []
                 out.append("decode(encode_label) differs from the solution"
-                           + (f" at {len(diff)} cell(s), first r{diff[0][0]}c{diff[0][1]}"
+                           + (f" at {len(diff)} cell(s), first {cell_name(diff[0][0], diff[0][1])}"
                               if len(diff) else f" (shape {np.shape(back.grid)})"))
         rng = np.random.default_rng(len(fam.vocab))
         for _ in range(3):  # model output can be any ids; decode must never raise
@@ -323,7 +323,7 @@ def _trajectory_problems(codec: Codec, puzzle: Puzzle, solution: Solution) -> li
         wrong = np.argwhere(filled & (grid != np.asarray(solution.grid)))
         if len(wrong):
             out.append(f"trajectory({k}) disagrees with the solution at {len(wrong)} cell(s), "
-                       f"first r{wrong[0][0]}c{wrong[0][1]}")
+                       f"first {cell_name(wrong[0][0], wrong[0][1])}")
         count = int(filled.sum())
         if count < last:
             out.append(f"trajectory({k}) has fewer filled cells ({count}) than a shorter one")
@@ -352,7 +352,7 @@ def _mutation_problems(codec: Codec, puzzle: Puzzle, solution: Solution, domain:
         old = int(grid[r, c])
         grid[r, c] = rng.choice([v for v in domain if v != old])
         if not codec.verify(puzzle, Solution(codec.name, grid)):
-            accepted.append(f"r{r}c{c} {old}->{int(grid[r, c])}")
+            accepted.append(f"{cell_name(r, c)} {old}->{int(grid[r, c])}")
     if accepted:
         return [f"verify accepts {len(accepted)} single-cell change(s) of a unique solution: "
                 + ", ".join(accepted[:5])]

@@ -5,7 +5,9 @@ seed (`--seed S --seeds 1`, same split, checkpoint and settings) and merge the r
 seeds' runs are pooled and everything computed over seeds is recomputed from them (summaries,
 mean time, per-puzzle scores, the width curve), so the merged report reads as if one job had
 run every seed. Deterministic baselines do not depend on the seed: each depth is taken from the
-first report that has it. The `q_steps` record (first sigma, first seed) is the first report's.
+first report that has it. The `q_steps` record (first sigma, first seed) is that of the report
+holding the smallest seed, the one a single job of every seed records, whatever the order of the
+reports.
 
 One checkpoint is told by the content of its weights (`model.weights_sha256`), not its path:
 the jobs may run on machines where the same weights live at other paths. A report written before
@@ -23,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import PtrmError
-from .evaluate import FORMAT, ptrm_entry
+from .evaluate import FORMAT, METRICS, ptrm_entry, report_file
 
 # what must agree for runs to belong to one evaluation
 SAME_SETTINGS = ("K", "D", "sigmas", "perturb")
@@ -31,7 +33,7 @@ SAME_SETTINGS = ("K", "D", "sigmas", "perturb")
 
 def load_report(path: Path) -> dict:
     """A report.json, or the folder `ptrm eval -o` wrote it into."""
-    file = path / "report.json" if path.is_dir() else path
+    file = report_file(path)
     try:
         report = json.loads(file.read_text())
     except FileNotFoundError:
@@ -42,8 +44,65 @@ def load_report(path: Path) -> dict:
     if not isinstance(report, dict) or report.get("format") != FORMAT:
         raise PtrmError(f"{file}: not a `ptrm eval` report (format {FORMAT!r} expected; "
                         "ARC reports do not merge)")
+    if (why := _incomplete(report)) is not None:
+        raise PtrmError(f"{file}: not a complete `ptrm eval` report ({why}); only reports "
+                        "as `ptrm eval` wrote them merge")
     report["_path"] = str(file)
     return report
+
+
+def _incomplete(report: dict) -> str | None:
+    """What a merge would miss in `report` (a report cut short or edited by hand), or None."""
+    def get(obj, *path, at: str = ""):
+        for key in path:
+            if not isinstance(obj, dict) or key not in obj:
+                raise LookupError(at + ".".join(path))
+            obj = obj[key]
+        return obj
+
+    def items(obj, at: str) -> list:
+        if not isinstance(obj, list):
+            raise LookupError(f"list {at}")
+        return obj
+
+    try:
+        seeds = get(report, "settings", "seeds")
+        if not isinstance(seeds, list) or not seeds or not all(type(x) is int for x in seeds):
+            return "settings.seeds is not a list of whole numbers"
+        for key in ("K", "D", "sigmas", "perturb", "det_D"):
+            get(report, "settings", key)
+        for path in (("split", "keys"), ("model", "config"), ("model", "parameters"),
+                     ("groups",), ("device",), ("checkpoint",)):
+            get(report, *path)
+        for i, d in enumerate(items(get(report, "deterministic"), "deterministic")):
+            get(d, "D", at=f"deterministic[{i}].")
+        entries = items(get(report, "ptrm"), "ptrm")
+        if len(entries) != len(report["settings"]["sigmas"]):
+            return "not one ptrm entry per sigma of settings.sigmas"
+        for i, e in enumerate(entries):
+            at = f"ptrm[{i}]."
+            for key in ("sigma", "K", "D", "perturb", "flops_per_puzzle", "per_puzzle"):
+                get(e, key, at=at)
+            runs = items(get(e, "runs", at=at), at + "runs")
+            if sorted(get(run, "seed", at=f"{at}runs[{j}].")
+                      for j, run in enumerate(runs)) != sorted(seeds):
+                return f"the runs of ptrm[{i}] are not the seeds {seeds} of settings.seeds"
+            for j, run in enumerate(runs):
+                where = f"{at}runs[{j}]."
+                get(run, "time_per_puzzle_s", at=where)
+                get(run, "verify_time_per_puzzle_s", at=where)
+                for g in report["groups"]:
+                    for judge in ("label", "rules"):
+                        for metric in METRICS:
+                            get(run, "groups", g, judge, metric, at=where)
+                    get(run, "groups", g, "n", at=where)
+        for m in get(report, "width_curve", "metrics").values():
+            get(m, "mean"), get(m, "std")
+    except LookupError as e:
+        return f"no {e.args[0]}"
+    except (TypeError, AttributeError):
+        return "a field of the wrong kind"
+    return None
 
 
 def merge(reports: list[dict]) -> dict:
@@ -76,6 +135,9 @@ def merge(reports: list[dict]) -> dict:
     out["deterministic"] = list({d["D"]: d for r in reversed(reports)
                                  for d in r["deterministic"]}.values())
     out["deterministic"].sort(key=lambda d: out["settings"]["det_D"].index(d["D"]))
+    # q_steps: the first sigma's first seed, as one job of every seed records it
+    lowest = min(reports, key=lambda r: min(r["settings"]["seeds"]))
+    out["q_steps"] = copy.deepcopy(lowest.get("q_steps"))
     out["ptrm"] = [_merge_sigma([r["ptrm"][i] for r in reports], first["groups"])
                    for i in range(len(first["ptrm"]))]
     if first.get("width_curve"):

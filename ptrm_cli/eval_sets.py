@@ -17,7 +17,7 @@ import torch
 
 from . import codec as registry
 from .errors import PtrmError
-from .solver import LoadedModel, Verifier, family_for
+from .solver import LoadedModel, Verifier, adopt_vocab, family_for
 
 #: the paper's PPBench filter: type -> (rows, cols)
 GOLDEN_TYPES = {"sudoku": (9, 9), "lightup": (10, 10), "nurikabe": (10, 10),
@@ -239,6 +239,7 @@ def load_dataset_split(path: Path, split: str | None, loaded: LoadedModel, *,
             raise PtrmError(f"dataset {path} has splits {', '.join(names)}: say which one",
                             hint="--split NAME --data DIR")
     ds = load_dataset(path, splits=[split])
+    adopt_vocab(loaded, ds.vocab)  # an official step_N file reads the dataset's token table
     loaded.vocab.check_same(ds.vocab, what=f"checkpoint {loaded.path}",
                             other_what=f"dataset {path}")
     if ds.seq_len != loaded.config.seq_len:
@@ -302,8 +303,10 @@ def resolve_split(split: str, data: str | None, loaded: LoadedModel, *,
         if reader.kind != sources.JsonlRecords.kind:
             return load_source_file(p, loaded, limit=limit, sample=sample, types=types,
                                     min_difficulty=min_difficulty)
-        # sampled after decoding (a JSONL split is small): the same draw as the golden set's
-        ev = load_source_file(p, loaded, name=p.stem, limit=limit, types=types,
+        # sampled after decoding (a JSONL split is small): the same draw as the golden set's;
+        # the golden file given by its path (without the wheel) is the golden set all the same
+        name = "golden" if p.name == Path(GOLDEN_IN_WHEEL).name else p.stem
+        ev = load_source_file(p, loaded, name=name, limit=limit, types=types,
                               min_difficulty=min_difficulty, reader=reader)
     else:
         if data is None and p.is_dir():

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import math
 import os
 import time
 from dataclasses import dataclass, field
@@ -51,17 +52,28 @@ class SigmaChoice(NamedTuple):
     tied: list[float]   # every sigma at the best score (more than one: the sweep saturated)
 
 
+def report_file(path: Path) -> Path:
+    """A report.json given as itself or as the folder `ptrm eval --out` wrote it into."""
+    path = Path(path)
+    return path / "report.json" if path.is_dir() else path
+
+
 def sigma_from_report(path: Path, judge: str = "rules") -> SigmaChoice:
     """The noise scale a validation sweep chose: the sigma of `path` (a report.json of `ptrm
-    eval` with several sigmas) with the highest aggregate best-Q@K, ties to the smaller sigma
-    (the least departure from deterministic TRM that scores as well). The paper's protocol
-    picks sigma on validation only, so a report of the golden set is refused."""
+    eval` with several sigmas, or its folder) with the highest aggregate best-Q@K, ties to the
+    smaller sigma (the least departure from deterministic TRM that scores as well). The paper's
+    protocol picks sigma on validation only, so a report of the golden set is refused."""
+    def number(x) -> float:  # a sigma or a score as `ptrm eval` writes them: finite, >= 0
+        if isinstance(x, bool) or not isinstance(x, (int, float)) or not 0 <= x < math.inf:
+            raise ValueError(x)
+        return float(x)
+
     try:
-        report = json.loads(Path(path).read_text())
+        report = json.loads(report_file(path).read_text())
         runs = report["ptrm"]
         split = report["split"]["name"]
-        scored = [(r["summary"]["aggregate"][judge]["best_q"]["mean"], -r["sigma"], r["sigma"])
-                  for r in runs]
+        scored = [(number(r["summary"]["aggregate"][judge]["best_q"]["mean"]),
+                   -number(r["sigma"]), number(r["sigma"])) for r in runs]
     except OSError as e:
         raise PtrmError(f"--sigma-from {path}: cannot read it ({e.strerror or e})") from None
     except (ValueError, KeyError, TypeError):
@@ -79,7 +91,7 @@ def sweep_model_differs(path: Path, loaded: LoadedModel) -> str | None:
     """Why the sweep of `path` (already read by `sigma_from_report`) may not suit `loaded`, or
     None. A warning, not an error: choosing sigma on an earlier checkpoint of the same run is
     legitimate. Reports before `model.weights_sha256` existed compare by model config only."""
-    report = json.loads(Path(path).read_text())
+    report = json.loads(report_file(path).read_text())
     model = report.get("model") or {}
     if model.get("config") is not None and model["config"] != loaded.config.to_dict():
         return (f"--sigma-from {path}: that sweep was made with another kind of model "

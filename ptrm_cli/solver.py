@@ -17,6 +17,7 @@ exactly `sampler.sample(..., seed=seed)`.
 
 from __future__ import annotations
 
+import codecs
 import json
 import math
 import re
@@ -89,6 +90,12 @@ def _text(data: bytes | str, source: str) -> str:
                         "a few KB", hint="pass one puzzle at a time; `ptrm eval` takes datasets")
     if isinstance(data, str):
         return data
+    if data[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):  # Windows "Unicode" text
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError as e:
+            raise PtrmError(f"{source} is not UTF-16 text, though it starts like it "
+                            f"(byte {e.start})") from None
     if b"\x00" in data:
         raise PtrmError(f"{source} is a binary file, not puzzle text")
     try:
@@ -129,10 +136,11 @@ def _parse_record(text: str, *, codec: str | None, source: str | None) -> tuple[
     name = codec or record.get("pid") or record.get("type")
     if not name:
         try:  # JSON that is a puzzle format of its own (an ARC task), not a dataset record
-            return registry.parse(text, source=source)
+            c = registry.detect(text, source=source)
         except PtrmError:
             raise ParseError("this JSON record does not say its puzzle type ('pid' or 'type')",
                              source=source, hint="pass --codec TYPE") from None
+        return c, c.parse(text, source=source)  # its own errors say what is wrong
     c = registry.get(str(name))
     puzzle, solution = c.from_record(record, source=source)
     return c, Parsed(puzzle, solution, "record")
@@ -188,13 +196,40 @@ def load_model(arg: str | Path | None, device: str, *,
 
 def family_for(codec: Codec, loaded: LoadedModel) -> Family:
     """The codec family this checkpoint was trained for; a clear error when the model's
-    vocabulary or sequence length is not one the codec can encode into."""
+    vocabulary or sequence length is not one the codec can encode into. An official step_N
+    file has no token table: it takes the one family of the codec with its vocabulary size
+    and sequence length (TRM's own layouts, e.g. sudoku-native, are id for id)."""
+    if has_no_table(loaded):
+        fits = [f for f in codec.families
+                if len(f.vocab) == len(loaded.vocab) and f.seq_len == loaded.config.seq_len]
+        if len(fits) != 1:
+            raise PtrmError(
+                f"{loaded.path} is an official TRM checkpoint ({len(loaded.vocab)} tokens, "
+                f"{loaded.config.seq_len} positions) with no token table, and "
+                + ("no" if not fits else "more than one") + f" {codec.name} family has that "
+                f"layout (its families: {', '.join(f.name for f in codec.families)})",
+                hint=f"`ptrm convert {loaded.path} --family NAME --out DIR` attaches one")
+        adopt_vocab(loaded, fits[0].vocab)
     family = codec.family_for(loaded.vocab)
     if family.seq_len != loaded.config.seq_len:
         raise PtrmError(f"the model reads {loaded.config.seq_len} tokens but {codec.name}'s "
                         f"{family.name!r} family has {family.seq_len} "
                         f"({family.rows}x{family.cols})")
     return family
+
+
+def has_no_table(loaded: LoadedModel) -> bool:
+    """An official step_N file loaded without a vocabulary: it holds the generic `trm-v{V}`
+    placeholder until a codec family or a dataset gives it theirs (`adopt_vocab`)."""
+    return (loaded.meta.get("source") == "official-trm"
+            and loaded.vocab.family == f"trm-v{len(loaded.vocab)}")
+
+
+def adopt_vocab(loaded: LoadedModel, vocab: Vocab) -> None:
+    """Give an official model without a table the vocabulary of its data (same size: the
+    weights fix V; whether the ids mean the same is what TRM's own layouts guarantee)."""
+    if has_no_table(loaded) and len(vocab) == len(loaded.vocab):
+        loaded.vocab = vocab
 
 
 # -- memory ------------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """Markdown tables from `ptrm eval` reports (report.json), as pasted into README.md and
 docs/TRAINING.md: per type, % correct by the rules verifier (or --judge label), deterministic
 TRM at each depth the report holds, then PTRM pass / best-Q / mode / verified @K as mean ± std
-over the report's seeds, and the aggregate's 95% Wilson interval (pooled over seeds).
+over the report's seeds (each column names its sigma when the report holds several), and the
+aggregate's 95% Wilson intervals (of the mean over seeds, over the report's n puzzles).
 
     python3 scripts/report_tables.py docs/runs/ppbench-att2-d16-golden.json ...
 """
@@ -18,8 +19,10 @@ def table(report: dict, judge: str) -> str:
     dets = {d["D"]: d for d in report["deterministic"] if d["K"] == 1}
     runs = report["ptrm"]
     head = ["type", "n"] + [f"TRM D={D}" for D in sorted(dets)]
+    sweep = len(runs) > 1  # columns of several sigmas: say which is which
     for p in runs:
-        head += [f"{name}@{p['K']}" for _, name in SELECTORS]
+        head += [f"{name}@{p['K']}" + (f" σ={p['sigma']:g}" if sweep else "")
+                 for _, name in SELECTORS]
     settings = ", ".join("PTRM K={K} D={D} σ={sigma:g}".format(**p) for p in runs)
     sample = report["split"].get("sample")  # --sample: n of a larger split
     size = (f"{report['split']['n']} puzzles" if not sample else
@@ -41,8 +44,9 @@ def table(report: dict, judge: str) -> str:
     ci = lambda w: f"{100 * w[0]:.0f}-{100 * w[1]:.0f}"  # noqa: E731
     det_ci = ", ".join(f"TRM D={D} {ci(dets[D]['groups']['aggregate'][judge]['wilson'])}"
                        for D in sorted(dets))
-    lines += ["", f"95% Wilson intervals of the aggregate: {det_ci}, best-Q "
-              f"{ci(agg['best_q']['wilson'])}, pass {ci(agg['pass']['wilson'])}."]
+    at = f" (σ={runs[0]['sigma']:g})" if sweep else ""
+    lines += ["", f"95% Wilson intervals of the aggregate: {det_ci}, best-Q{at} "
+              f"{ci(agg['best_q']['wilson'])}, pass{at} {ci(agg['pass']['wilson'])}."]
     return "\n".join(lines)
 
 

@@ -138,6 +138,31 @@ def test_a_new_plugin_appears_without_changing_ptrm(monkeypatch, fresh_registry,
     assert registry.get("tinysudoku").name == "tinysudoku"
 
 
+def test_a_plugin_whose_sniff_breaks_does_not_stop_the_others(monkeypatch, fresh_registry,
+                                                               installed_codec):
+    sudoku = installed_codec("sudoku")
+
+    class Sniffy(type(sudoku)):
+        name, description, url_ids = "sniffy", "a plugin with a broken sniff", ()
+
+        def sniff(self, text):
+            raise AttributeError("oops")
+
+    import sys
+    import types
+
+    module = types.ModuleType("ptrm_test_sniffy_plugin")
+    module.Sniffy = Sniffy
+    monkeypatch.setitem(sys.modules, "ptrm_test_sniffy_plugin", module)
+    _with_extra_entry_points(monkeypatch, metadata.EntryPoint(
+        "sniffy", "ptrm_test_sniffy_plugin:Sniffy", registry.ENTRY_POINT_GROUP))
+    grid = "\n".join(["1" + "." * 8] + ["." * 9] * 8)  # a header-less sudoku grid
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert registry.detect(grid).name == "sudoku"
+    assert any("'sniffy'" in str(w.message) and "oops" in str(w.message) for w in caught)
+
+
 # -- bad puzzle text ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("text, error, match", [
@@ -147,6 +172,7 @@ def test_a_new_plugin_appears_without_changing_ptrm(monkeypatch, fresh_registry,
     ("pzprv3\nnosuchtype\n3\n3\n", CodecNotFound, "unknown puzzle type 'nosuchtype'"),
     ("pzprv3", ParseError, "ends after its first line"),
     ("hello world", ParseError, "cannot tell the puzzle type"),
+    ("https://puzz.link/p?pzprv3", ParseError, "pzprv3 URL ends before the puzzle type"),
 ])
 def test_detect_rejects_bad_text_clearly(text, error, match):
     with pytest.raises(error, match=match) as info:
@@ -157,6 +183,7 @@ def test_detect_rejects_bad_text_clearly(text, error, match):
 @pytest.mark.parametrize("text, error, match", [
     ("https://puzz.link/p?sudoku/nine/9/abc", ParseError, "no <cols>/<rows> size"),
     ("https://puzz.link/p?sudoku/9", ParseError, "no <cols>/<rows> size"),
+    ("https://puzz.link/p?sudoku", ParseError, "no <cols>/<rows> size"),  # not "cannot tell"
     ("https://puzz.link/p?sudoku/0/0/", ParseError, "out of range"),
     ("https://puzz.link/p?sudoku/9/9/-zz", ParseError, "-zz"),  # a malformed body
     ("https://puzz.link/p?sudoku/9/9/.zzzz", ParseError, "'\\?' given"),

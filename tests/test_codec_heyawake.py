@@ -356,7 +356,7 @@ def test_bad_input_names_its_line():
 
 
 def test_out_of_range_numbers_are_clear_errors():
-    with pytest.raises(PtrmError, match=r"room number 40 at r0c0 .*0\.\.39"):
+    with pytest.raises(PtrmError, match=r"room number 40 at r1c1 .*0\.\.39"):
         codec.encode(codec.parse("heyawake\na b\n\n40 .").puzzle)
     # a "?" room constrains nothing, like a room without a number: same token
     assert (codec.encode(codec.parse("heyawake\na b\n\n. ?").puzzle)

@@ -212,7 +212,7 @@ def test_rules_each_fire():
 
 @pytest.mark.parametrize("text, match", [
     ("https://puzz.link/p?akari/10/10/i.uc5.ich.b.uah.i.i.jd.h9bl.ibh.hzzz", "after the 10x10 board"),
-    ("https://puzz.link/p?akari/10/10/i.uc5.ich.b.uah", "lightup URL body covers 58 cells, but its 10x10 board has 100"),
+    ("https://puzz.link/p?akari/10/10/i.uc5.ich.b.uah", "lightup URL body: it covers 58 cells, but its 10x10 board has 100"),
     ("https://puzz.link/p?akari/10/10/i.uc5.ich.b.uah.i.i.jd.h9bl.ibh.H", "'H'"),
     ("https://puzz.link/p?akari/10/10/i.uc5.ich.b.uah.i.i.jd.h9bl.ibh.f", "'f'"),
     ("https://puzz.link/p?akari/i.uc5", "size"),
@@ -241,7 +241,7 @@ def test_clue_outside_the_token_range():
 
 
 def test_janko_light_on_a_wall_is_an_error():
-    with pytest.raises(ParseError, match="light on the wall at r0c0"):
+    with pytest.raises(ParseError, match="light on the wall at r1c1"):
         CODEC.from_janko("1 1\nx", "1 1\no")
 
 

@@ -265,8 +265,10 @@ def test_render_shows_clues_and_shading():
     ("https://puzz.link/p?tapa/10/10/g", "'tapa' puzzle, not 'nurikabe'"),
     ("pzprv3\nnurikabe\n3\n3\n2 . # \n# # \n", r":6: nurikabe grid: expected 3 entries"),
     ("pzprv3\nnurikabe\n3\n", "expected the grid size"),
-    ("pzprv3\nnurikabe\n0\n3\n", "size 0x3 is empty"),
-    ("pzprv3\nlightup\n1\n1\n. \n", "'lightup' puzzle, not 'nurikabe'"),
+    ("pzprv3\nnurikabe\n0\n3\n", r"in:3: pzprv3 text: expected the grid size .* found '0'"),
+    ("pzprv3\nlightup\n1\n1\n. \n", r"in:2: pzprv3 text is a 'lightup' puzzle, not 'nurikabe'"),
+    # the type's own line, after a `v:` line and blank lines too
+    ("\npzprv3\nv:3.4\nlightup\n1\n1\n. \n", r"in:4: pzprv3 text is a 'lightup' puzzle"),
     ("nurikabe\n1 . .\n. .", r":3: nurikabe grid: expected 3 cells"),
     ("nurikabe\n1 . x", r":2: nurikabe cell 'x'"),
 ])
@@ -291,7 +293,7 @@ def test_bad_janko_is_a_parse_error():
 def test_clue_outside_the_vocabulary(clue):
     puzzle, _ = _board(". . .\n. 1 .")
     puzzle.clues[0, 1] = clue
-    expected = rf"nurikabe clue {clue} at r0c1 cannot be encoded.*1\.\.38 and '\?'"
+    expected = rf"nurikabe clue {clue} at r1c2 cannot be encoded.*1\.\.38 and '\?'"
     with pytest.raises(PtrmError, match=expected):
         CODEC.encode(puzzle)
     puzzle.clues[0, 1] = 38  # the largest that has a token

@@ -102,7 +102,7 @@ def test_url_body_must_cover_the_board(name, installed_codec):
     url = URLS[name]
     board = re.search(r"/(\d+)/(\d+)/", url).group(0).strip("/").replace("/", "x")
     refused(codec, url[:-1], rf"covers \d+ (cells|rooms), but its {board} board has \d+")
-    refused(codec, url + "zzzz", rf"goes on for 4 character\(s\) after the {board} board is full")
+    refused(codec, url + "zzzz", rf"4 character\(s\) left over after the {board} board is full")
     refused(codec, url[:url.rindex("/") + 1], "covers 0|too short")
 
 
@@ -111,3 +111,60 @@ def test_url_round_trip_is_exact(name, installed_codec):
     """What the encoders write (trailing blanks included) passes the coverage check."""
     codec = installed_codec(name)
     assert codec.to_url(codec.parse(URLS[name]).puzzle).split("?")[1] == URLS[name].split("?")[1]
+
+
+# -- headers, blank lines, separators -----------------------------------------------------------
+
+@pytest.mark.parametrize("size", ["0", "-3", "ten"])
+def test_a_pzprv3_size_that_is_not_a_positive_number_is_refused(example, size):
+    """pzpr.js opens no file of size <= 0; neither does ptrm, and it says which line."""
+    codec, _, lines = example
+    bad = lines[:2] + [size] + lines[3:]
+    refused(codec, "\n".join(bad) + "\n", "expected the (grid )?size .* whole numbers >= 1",
+            line=3)
+
+
+def test_blank_lines_before_the_text_count_in_line_numbers(example):
+    codec, _, lines = example
+    refused(codec, "\n \n" + "\n".join(lines + ["garbage"]) + "\n",
+            "unexpected text after the board", line=len(lines) + 3)
+    if codec.name in ("lightup", "nurikabe", "tapa", "shakashaka"):  # a grid like the file's
+        grid = lines[4:4 + int(lines[2])]
+        refused(codec, f"\n\n{codec.name}\n" + "\n".join(grid[:-1] + [grid[-1] + " . ."]),
+                "expected .* on this line", line=len(grid) + 3)
+
+
+@pytest.mark.parametrize("name", ["lightup", "shakashaka", "nurikabe", "tapa"])
+def test_a_plain_grid_may_separate_cells_by_tabs(name, installed_codec):
+    codec = installed_codec(name)
+    puzzle = codec.parse(URLS[name]).puzzle
+    grid = codec.to_pzprv3(puzzle).splitlines()[4:4 + puzzle.rows]
+    tabbed = codec.parse(f"{name}\n" + "\n".join("\t".join(ln.split()) for ln in grid)).puzzle
+    assert codec.key(tabbed) == codec.key(puzzle)
+
+
+@pytest.mark.parametrize("name", ["nurikabe", "tapa"])
+def test_two_grids_are_not_one_taller_grid(name, installed_codec):
+    codec = installed_codec(name)
+    puzzle = codec.parse(URLS[name]).puzzle
+    grid = codec.to_pzprv3(puzzle).splitlines()[4:4 + puzzle.rows]
+    refused(codec, f"{name}\n" + "\n".join(grid) + "\n\n" + "\n".join(grid),
+            "a blank line inside the grid", line=puzzle.rows + 2)
+
+
+@pytest.mark.parametrize("record, match", [
+    ({"url": 5, "answer": [[0]]}, "'url' must be puzzle text"),
+    ({"url": None, "answer": [[0]]}, "'url' must be puzzle text"),
+    ({"puzzlink_url": 7, "solution_enc": ""}, "'puzzlink_url' must be puzzle text"),
+    ({"problem": ["1"], "solution": ""}, "'problem' must be puzzle text"),
+    ({"url": "URL", "answer": "x"}, "'answer' must be {rows} rows of {cols} integers"),
+    ({"url": "URL", "answer": [[0, None]]}, "'answer' must be {rows} rows of {cols} integers"),
+    ({"url": "URL", "answer": [[0, 1]]}, "found 1x2"),
+])
+def test_a_record_field_of_the_wrong_kind_is_refused(example, record, match):
+    codec, puzzle, _ = example
+    record = {k: codec.to_url(puzzle) if v == "URL" else v for k, v in record.items()}
+    match = match.format(rows=puzzle.rows, cols=puzzle.cols)
+    with pytest.raises(ParseError, match=match) as err:
+        codec.from_record(record, source="in.jsonl", line=4)
+    assert str(err.value).startswith("in.jsonl:4: "), str(err.value)

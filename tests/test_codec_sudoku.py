@@ -81,6 +81,10 @@ def test_single_cell_changes_break_the_right_rule(record, sudoku):
         # the new digit is already in its box, its row and its column
         assert [v.code for v in found] == ["bkDupNum", "nmDupRow", "nmDupRow"]
         assert all((r, c) in v.cells for v in found)
+        # messages count from 1 (r1c1 is the top-left cell), the cells stay indices
+        box = f"box at r{r // 3 * 3 + 1}c{c // 3 * 3 + 1}"
+        assert [v.message.split(" in ")[1] for v in found] == [box, f"row {r + 1}",
+                                                               f"column {c + 1}"]
 
         grid = solution.grid.copy()
         grid[r, c] = 0

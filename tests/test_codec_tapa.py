@@ -238,17 +238,17 @@ def test_render_shows_clues_and_shading():
 # -- bad input -----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("text, match", [
-    ("https://puzz.link/p?tapa/3/3/azn", "tapa clue 5,5 at r0c0 cannot occur"),
+    ("https://puzz.link/p?tapa/3/3/azn", "tapa clue 5,5 at r1c1 cannot occur"),
     ("https://puzz.link/p?tapa/3/3/e0", "clue code 'e0'"),
     ("https://puzz.link/p?tapa/3/3/ga", "clue code 'a'"),
     ("https://puzz.link/p?tapa/3/3/a.", "clue code 'a.'"),
     ("https://puzz.link/p?tapa/3", "no <cols>/<rows> size"),
     ("https://puzz.link/p?nurikabe/3/3/g", "'nurikabe' puzzle, not 'tapa'"),
-    ("pzprv3\ntapa\n2\n2\n1 . \n", r":5: the tapa grid ends early"),
-    ("pzprv3\ntapa\n1\n2\n9 . \n", r":5: tapa clue 9 at r0c0 cannot occur"),
+    ("pzprv3\ntapa\n2\n2\n1 . \n", r":5: the tapa grid section ends early"),
+    ("pzprv3\ntapa\n1\n2\n9 . \n", r":5: tapa clue 9 at r1c1 cannot occur"),
     ("tapa\n1,x .", r":2: tapa cell '1,x'"),
-    ("tapa\n2,2,2 .", "tapa clue 2,2,2 at r0c0 cannot occur"),
-    ("tapa\n1,0 .", "tapa clue 1,0 at r0c0 cannot occur"),
+    ("tapa\n2,2,2 .", "tapa clue 2,2,2 at r1c1 cannot occur"),
+    ("tapa\n1,0 .", "tapa clue 1,0 at r1c1 cannot occur"),
     ("tapa\n1 .\n.", r":3: tapa grid: expected 2 cells"),
 ])
 def test_bad_text_is_a_parse_error(text, match):

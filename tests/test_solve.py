@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from ptrm_cli import solver
 from ptrm_cli.app import app
+from ptrm_cli.errors import PtrmError
 from ptrm_cli.vocab import PAD, Vocab
 
 import pzpr_oracle
@@ -254,6 +255,35 @@ def test_bad_inputs(ckpt, sudoku, tmp_path):
     bad("solve", short, "-c", ckpt, match="short.txt")
 
 
+def test_windows_text_files(ckpt, sudoku, tmp_path):
+    """What Windows editors and PowerShell's `>` write: a BOM and CRLF, or UTF-16 text."""
+    codec, puzzle, _ = sudoku
+    url = codec.to_url(puzzle)
+    for name, data in (("bom.txt", b"\xef\xbb\xbf" + (url + "\r\n").encode()),
+                       ("utf16.txt", (url + "\r\n").encode("utf-16")),  # with its BOM
+                       ("utf16be.txt", b"\xfe\xff" + (url + "\r\n").encode("utf-16-be"))):
+        f = tmp_path / name
+        f.write_bytes(data)
+        _, out = solve_json(ckpt, f)
+        assert out["format"] == "url" and out["type"] == "sudoku", name
+
+
+def test_a_url_cut_after_its_type(ckpt):
+    bad("solve", "https://puzz.link/p?sudoku", "-c", ckpt, match="URL for 'sudoku' has no")
+    bad("solve", "https://puzz.link/p?pzprv3", "-c", ckpt, match="ends before the puzzle type")
+
+
+def test_json_of_a_known_shape_reports_its_own_error():
+    """A JSON puzzle without a type field (an ARC pair) is read by the codec that knows it, whose
+    error names the file and the problem, rather than 'does not say its puzzle type'."""
+    with pytest.raises(PtrmError, match=r"^pair.json: ARC output: colours are 0..9"):
+        solver.parse_puzzle('{"input": [[1, 2]], "output": [[3, 11]]}', source="pair.json")
+    with pytest.raises(PtrmError, match=r"^grid.json: ARC input: expected a rectangular"):
+        solver.parse_puzzle('[[1, 2], [3]]', source="grid.json")
+    with pytest.raises(PtrmError, match="does not say its puzzle type"):
+        solver.parse_puzzle('{"oops": 1}', source="x.json")
+
+
 def test_user_text_prints_as_itself(ckpt, sudoku, tmp_path):
     """Paths and values go into Rich markup: brackets and emoji codes must print literally
     (a `[/b]` in a file name once crashed the error printer with a traceback)."""
@@ -286,6 +316,9 @@ def test_a_type_line_that_contradicts_codec(ckpt, sudoku, tmp_path):
     grid.write_text("sudoku\n" + "\n".join(line[i * 9:(i + 1) * 9] for i in range(9)) + "\n")
     bad("solve", grid, "-c", ckpt, "--codec", "lightup",
         match="grid.txt:1: the first line names the type 'sudoku'")
+    # --codec reads a type in any case, as a type line does
+    from ptrm_cli import codec as registry
+    assert registry.get("SuDoKu") is registry.get("sudoku") is registry.type_named(" SUDOKU ")
 
 
 def test_a_type_line_may_use_the_url_id(ckpt):
@@ -359,6 +392,7 @@ def test_bad_checkpoints(ckpt, sudoku, tmp_path, other_family_ckpt, monkeypatch)
     notckpt.write_text("not a checkpoint")
     bad("solve", good, "-c", notckpt, match="not a checkpoint")
     bad("solve", good, "-c", other_family_ckpt, match="cannot encode for a 'maze' model")
+    bad("solve", good, "-c", other_family_ckpt, match="pass -c CHECKPOINT, a model trained on")
     import ptrm_cli.models
 
     monkeypatch.setattr(ptrm_cli.models, "default_checkpoint", lambda: None)

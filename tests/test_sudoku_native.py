@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -503,6 +504,43 @@ def test_official_checkpoint_to_sudoku_extreme_eval_on_the_command_line(native, 
                    "--K", "3", "--D", "3", "--sigma", "0.3", "--out", str(tmp_path / "ev"))
     assert rep["split"]["n"] == 4 and rep["model"]["config"]["mlp_t"]
     assert rep["ptrm"][0]["sigma"] == 0.3
+
+
+def test_an_official_step_file_is_used_directly(native, tmp_path):
+    """No convert step: `-c run/step_N` (the run's all_config.yaml beside it) in `ptrm eval`
+    and `ptrm solve` reads the sudoku-native layout, the one sudoku family with its 11 tokens
+    and 81 positions, and computes what the converted model computes."""
+    import yaml
+
+    from ptrm_cli.app import app
+
+    run = tmp_path / "run"
+    run.mkdir()
+    model = tiny_mlp(1)
+    torch.save({f"_orig_mod.model.inner.{k}": v for k, v in model.state_dict().items()},
+               run / "step_100")
+    arch = {"hidden_size": 32, "H_cycles": 2, "L_cycles": 2, "halt_max_steps": 3,
+            "puzzle_emb_len": 0, "expansion": 2.0, "pos_encodings": "none", "mlp_t": True}
+    (run / "all_config.yaml").write_text(yaml.safe_dump({"arch": arch}))
+    extreme_csv(tmp_path / "test.csv", 3)
+    args = ("--split", str(tmp_path / "test.csv"), "--K", "2", "--D", "3", "--sigma", "0.3")
+    direct = eval_cli(*args, "-c", str(run / "step_100"), "--out", str(tmp_path / "a"))
+    r = CliRunner().invoke(app, ["convert", str(run / "step_100"), "--family", "sudoku-native",
+                                 "-o", str(tmp_path / "conv")])
+    assert r.exit_code == 0, r.output
+    conv = eval_cli(*args, "-c", str(tmp_path / "conv"), "--out", str(tmp_path / "b"))
+    assert direct["split"]["n"] == 3
+    assert direct["ptrm"][0]["per_puzzle"] == conv["ptrm"][0]["per_puzzle"]
+    assert direct["deterministic"][0]["groups"] == conv["deterministic"][0]["groups"]
+    grid = made_puzzles(1)[0].replace("0", ".")
+    r = CliRunner().invoke(app, ["solve", "-", "-c", str(run / "step_100"), "--K", "2",
+                                 "--device", "cpu", "--json"], input=grid + "\n")
+    assert r.exit_code in (0, 1) and json.loads(r.stdout)["type"] == "sudoku", r.output
+    # a type with no family of that layout: says so, and how to attach one
+    example = Path(__file__).parents[1] / "examples" / "puzzles" / "lightup.url"
+    r = CliRunner().invoke(app, ["solve", str(example), "-c", str(run / "step_100"),
+                                 "--device", "cpu"])
+    assert r.exit_code == 2 and "no token table" in r.output and "ptrm convert" in r.output
 
 
 def test_official_format_checkpoint_runs_unchanged(trm_build, sudoku, native, tmp_path):

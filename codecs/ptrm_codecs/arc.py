@@ -299,11 +299,12 @@ class ArcCodec(Codec):
     EMPTY = -1
 
     # -- puzzles ---------------------------------------------------------------------------
-    def puzzle(self, grid, *, output=None, **meta) -> Puzzle:
-        """A puzzle from an input grid; `output` (the known answer) goes into meta."""
-        g = as_grid(grid, what="input")
+    def puzzle(self, grid, *, output=None, source: str | None = None, **meta) -> Puzzle:
+        """A puzzle from an input grid; `output` (the known answer) goes into meta. `source`
+        names the file in errors."""
+        g = as_grid(grid, what="input", source=source)
         if output is not None:
-            meta["output"] = as_grid(output, what="output").tolist()
+            meta["output"] = as_grid(output, what="output", source=source).tolist()
         return Puzzle(self.name, g.shape[0], g.shape[1], g.astype(np.int8), meta)
 
     def examples(self, task_id: str, task: dict) -> list[tuple[Puzzle, Solution | None]]:
@@ -330,13 +331,13 @@ class ArcCodec(Codec):
 
     def _read(self, obj, *, source=None) -> tuple[Puzzle, Solution | None, str]:
         if isinstance(obj, list):
-            return self.puzzle(obj), None, "grid"
+            return self.puzzle(obj, source=source), None, "grid"
         if not isinstance(obj, dict):
             raise ParseError("ARC input: expected a task, an {input, output} pair or a grid",
                              source=source)
         if "input" in obj:
             meta = {k: obj[k] for k in ("task", "split", "example") if k in obj}
-            p = self.puzzle(obj["input"], output=obj.get("output"), **meta)
+            p = self.puzzle(obj["input"], output=obj.get("output"), source=source, **meta)
             return p, self._known(p), "pair"
         if "test" in obj:
             return self._first_test(obj.get("id", source or "task"), obj, source)
@@ -353,8 +354,8 @@ class ArcCodec(Codec):
         if not task.get("test"):
             raise ParseError(f"ARC task {task_id!r} has no test pair", source=source)
         ex = task["test"][0]
-        p = self.puzzle(ex["input"], output=ex.get("output"), task=str(task_id), split="test",
-                        example=0)
+        p = self.puzzle(ex["input"], output=ex.get("output"), source=source, task=str(task_id),
+                        split="test", example=0)
         return p, self._known(p), "task"
 
     def _known(self, puzzle: Puzzle) -> Solution | None:
@@ -393,7 +394,7 @@ class ArcCodec(Codec):
             except json.JSONDecodeError as e:
                 raise ParseError(f"ARC record text is the input grid as JSON: {e.msg}",
                                  source=source, line=line) from None
-            p = self.puzzle(grid, output=record["answer"], **meta)
+            p = self.puzzle(grid, output=record["answer"], source=source, **meta)
         else:
             p, _, _ = self._read(record, source=source)
             p.meta.update(meta)

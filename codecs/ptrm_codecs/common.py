@@ -20,7 +20,7 @@ import numpy as np
 from rich.text import Text
 
 from ptrm_cli import codec as registry
-from ptrm_cli.codec import Codec, Family, Parsed, Puzzle, Solution
+from ptrm_cli.codec import Codec, Family, Parsed, Puzzle, Solution, cell_name
 from ptrm_cli.errors import ParseError, PtrmError, VocabError
 
 from . import formats
@@ -39,18 +39,19 @@ class GridCodec(Codec):
             raise ParseError("empty input: expected a puzz.link URL, pzprv3 text or a grid",
                              source=source)
         first = stripped.splitlines()[0].strip()
+        first_line = 1 + text[:text.index(first)].count("\n")  # blank lines before it count
         if first.startswith("pzprv3") or "?pzprv3/" in first:
-            p = formats.parse_pzprv3(stripped, source=source, one_size_line=self.pzprv3_one_size_line)
+            p = formats.parse_pzprv3(text, source=source, one_size_line=self.pzprv3_one_size_line)
             if p.pid != self.name:
-                raise ParseError(f"pzprv3 text is a {p.pid!r} puzzle, not {self.name!r}", source=source, line=2)
+                raise ParseError(f"pzprv3 text is a {p.pid!r} puzzle, not {self.name!r}",
+                                 source=source, line=p.pid_line)
             parsed = self.parse_pzprv3(p, source=source)
             parsed.format = "pzprv3"
             return parsed
         if "?" in first and "/" in first:
             if len(stripped.splitlines()) > 1:  # e.g. two URLs in one file
-                line = text[:text.index(first)].count("\n") + 2
                 raise ParseError("expected one puzzle: a URL, then more text on this line "
-                                 "(one puzzle per file)", source=source, line=line)
+                                 "(one puzzle per file)", source=source, line=first_line + 1)
             url = formats.parse_url(first, source=source)
             if url.urlid not in self.url_ids:
                 raise ParseError(f"URL is a {url.urlid!r} puzzle, not {self.name!r}", source=source)
@@ -58,14 +59,14 @@ class GridCodec(Codec):
             parsed.format = "url"
             return parsed
         lines = [ln.rstrip() for ln in stripped.splitlines()]
-        offset = 1
+        offset = first_line
         head = lines[0].strip().lower()
         named = registry.type_named(head)
         if head == self.name or head in self.url_ids:  # an optional line naming the type
-            lines, offset = lines[1:], 2
+            lines, offset = lines[1:], offset + 1
         elif named is not None:
             raise ParseError(f"the first line names the type {named.name!r}, but the puzzle is "
-                             f"read as {self.name!r}", source=source, line=1,
+                             f"read as {self.name!r}", source=source, line=offset,
                              hint="drop --codec, or the first line")
         parsed = self.parse_grid(lines, source=source, first_line=offset)
         parsed.format = "grid"
@@ -88,6 +89,7 @@ class GridCodec(Codec):
         ({"problem", "solution"}) and ptrm records ({"type", "url", "answer"})."""
         if "solution_enc" in record:
             url = formats.record_url(record)
+            _check_text(url, "PPBench record: 'puzzlink_url'", source=source, line=line)
             puzzle = self.parse(url, source=source).puzzle
             sol = formats.decode_solution(record, source=source, line=line)
             try:
@@ -99,12 +101,21 @@ class GridCodec(Codec):
             puzzle.meta.update({"pid": record.get("pid"), "url": url})
             return puzzle, solution
         if "problem" in record and "solution" in record:
+            for key in ("problem", "solution"):
+                _check_text(record[key], f"janko entry: {key!r}", source=source, line=line)
             return self.from_janko(record["problem"], record["solution"], source=source)
         if "url" in record and "answer" in record:
+            _check_text(record["url"], "ptrm record: 'url'", source=source, line=line)
             puzzle = self.parse(record["url"], source=source).puzzle
-            grid = np.asarray(record["answer"], dtype=np.int16)
-            if grid.shape != (puzzle.rows, puzzle.cols):
-                raise ParseError(f"answer grid is {grid.shape}, puzzle is {puzzle.rows}x{puzzle.cols}",
+            try:
+                grid = np.asarray(record["answer"], dtype=np.int16)
+            except (TypeError, ValueError, OverflowError):
+                grid = None
+            if grid is None or grid.shape != (puzzle.rows, puzzle.cols):
+                found = "x".join(map(str, grid.shape)) if grid is not None and grid.ndim == 2 \
+                    else "no grid of integers"
+                raise ParseError(f"ptrm record: 'answer' must be {puzzle.rows} rows of "
+                                 f"{puzzle.cols} integers, like the puzzle; found {found}",
                                  source=source, line=line)
             return puzzle, Solution(self.name, grid)
         raise ParseError("unrecognised record: expected a PPBench record (solution_enc), a janko "
@@ -151,7 +162,7 @@ class GridCodec(Codec):
                 try:
                     out[r, c] = family.vocab.id(name)
                 except VocabError:
-                    raise PtrmError(f"{self.name} cell r{r}c{c}: {name!r} is outside the "
+                    raise PtrmError(f"{self.name} cell {cell_name(r, c)}: {name!r} is outside the "
                                     f"{family.name} vocabulary ({self.token_range_help()})") from None
         return out.reshape(-1)
 
@@ -178,6 +189,13 @@ class GridCodec(Codec):
                 if 0 <= t < len(vocab):
                     grid[r, c] = self.token_value(puzzle, r, c, vocab.tokens[t])
         return Solution(self.name, grid)
+
+
+def _check_text(value, what: str, *, source: str | None, line: int | None) -> None:
+    """A record field that holds puzzle text (a URL, a janko grid) must be a non-empty string."""
+    if not isinstance(value, str) or not value.strip():
+        raise ParseError(f"{what} must be puzzle text (a string), found {json.dumps(value)[:40]}",
+                         source=source, line=line)
 
 
 # -- grid helpers ----------------------------------------------------------------------------

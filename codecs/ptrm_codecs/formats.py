@@ -130,10 +130,10 @@ def check_fills(body: str, used: int, reached: int, n: int, *, board: str,
     board is full belong to no cell. `used`/`reached`: chars consumed and cells reached by the
     decoder, which stops at n (a 4Cell number may reach past the end: that is allowed)."""
     if reached < n:
-        raise ParseError(f"{what} covers {reached} {unit}, but its {board} board has {n}",
+        raise ParseError(f"{what}: it covers {reached} {unit}, but its {board} board has {n}",
                          source=source)
     if used < len(body):
-        raise ParseError(f"{what} goes on for {len(body) - used} character(s) after the {board} "
+        raise ParseError(f"{what}: {len(body) - used} character(s) left over after the {board} "
                          "board is full", source=source)
 
 
@@ -260,6 +260,7 @@ class Pzprv3:
     lines: list[list[str]]  # the remaining lines, split on spaces (empty tokens dropped)
     version: str = "pzprv3"
     first_line: int = 5  # the 1-based file line of lines[0], for error messages
+    pid_line: int = 2    # the 1-based file line of the type (after a `v:` line: 3)
 
 
 #: what may follow the board in a pzpr.js file: history/info JSON and trial-mode data
@@ -269,38 +270,49 @@ _NOT_BOARD = ("history:", "info:", "__HISTORY__", "TrialData")
 def parse_pzprv3(text: str, *, source: str | None = None, one_size_line: bool = False) -> Pzprv3:
     """Header (`pzprv3[.n]`, optional `v:` line, pid, rows, cols) and tokenised body lines.
     Sudoku writes a single size line (`one_size_line=True`)."""
-    raw = text.strip("\n").split("\n")
-    if raw and raw[0].startswith("?pzprv3/") or "?pzprv3/" in raw[0]:
+    raw = text.rstrip().split("\n")
+    lead = 0  # blank lines before the header: skipped, but they count in line numbers
+    while lead < len(raw) and not raw[lead].strip():
+        lead += 1
+    raw = raw[lead:]
+    if raw and "?pzprv3/" in raw[0]:
         # each line is URI-encoded (encodeURIComponent): spaces, '#', '+' all arrive escaped
         raw = [unquote(ln) for ln in raw[0].split("?", 1)[1].split("/")]
     lines = [ln.strip() for ln in raw]
     while lines and not lines[-1]:  # blank lines at the end (a URL form's trailing '/')
         lines.pop()
-    i = 0
     if not lines or not lines[0].startswith("pzprv3"):
-        raise ParseError("not pzprv3 text: the first line must be 'pzprv3'", source=source, line=1)
+        raise ParseError("not pzprv3 text: the first line must be 'pzprv3'", source=source,
+                         line=lead + 1)
     version = lines[0]
     i = 1
     if i < len(lines) and lines[i].startswith("v:"):
         i += 1
     if i >= len(lines):
-        raise ParseError("pzprv3 text ends before the puzzle type line", source=source, line=i + 1)
-    pid = lines[i]
+        raise ParseError("pzprv3 text ends before the puzzle type line", source=source,
+                         line=lead + i + 1)
+    pid, pid_line = lines[i], lead + i + 1
     i += 1
-    try:
-        rows = int(lines[i])
-        cols = rows if one_size_line else int(lines[i + 1])
-    except (IndexError, ValueError):
-        raise ParseError("pzprv3 text: expected the grid size (rows, then cols) after the type",
-                         source=source, line=i + 1) from None
-    i += 1 if one_size_line else 2
+    n_sizes = 1 if one_size_line else 2
+    sizes = lines[i:i + n_sizes] + [""] * n_sizes
+    for k in range(n_sizes):
+        # pzpr.js opens no file whose size is not a positive number
+        if not (sizes[k].isascii() and sizes[k].isdigit() and int(sizes[k]) >= 1):
+            what = "the size (one line: rows = cols)" if one_size_line else \
+                "the grid size (rows, then cols)"
+            found = f"found {sizes[k]!r}" if sizes[k] else "found nothing"
+            raise ParseError(f"pzprv3 text: expected {what} after the type, as whole numbers "
+                             f">= 1; {found}", source=source, line=lead + i + k + 1)
+    rows = int(sizes[0])
+    cols = rows if one_size_line else int(sizes[1])
+    i += n_sizes
     body = [ln.split() for ln in lines[i:]]
     cut = next((k for k, ln in enumerate(body) if ln and ln[0].startswith(_NOT_BOARD)), None)
     if cut is not None:
         body = body[:cut]
         while body and not body[-1]:
             body.pop()
-    return Pzprv3(pid, rows, cols, body, version, first_line=i + 1)
+    return Pzprv3(pid, rows, cols, body, version, first_line=lead + i + 1, pid_line=pid_line)
 
 
 def grid_section(p: Pzprv3, start: int, rows: int, cols: int, *, what: str,
@@ -310,7 +322,7 @@ def grid_section(p: Pzprv3, start: int, rows: int, cols: int, *, what: str,
     for r in range(rows):
         k = start + r
         if k >= len(p.lines):
-            raise ParseError(f"the {what} ends early (expected {rows} rows, found {r})",
+            raise ParseError(f"the {what} section ends early (expected {rows} rows, found {r})",
                              source=source, line=p.first_line + len(p.lines) - 1)
         if len(p.lines[k]) != cols:
             raise ParseError(f"{what}: expected {cols} entries on this line, found "

@@ -57,7 +57,7 @@ import numpy as np
 from rich.text import Text
 
 from ptrm_cli import dihedral
-from ptrm_cli.codec import Parsed, Puzzle, Solution, Violation
+from ptrm_cli.codec import Parsed, Puzzle, Solution, Violation, cell_name
 from ptrm_cli.errors import ParseError, PtrmError
 
 from . import formats
@@ -117,7 +117,7 @@ def make_board(vwall: np.ndarray, hwall: np.ndarray, numbers: np.ndarray, *,
     for room in board.rooms():
         given = [rc for rc in room if numbers[rc] != NO_NUMBER]
         if len(given) > 1:
-            where = ", ".join(f"{numbers[rc]} at r{rc[0]}c{rc[1]}" for rc in given)
+            where = ", ".join(f"{numbers[rc]} at {cell_name(rc[0], rc[1])}" for rc in given)
             raise ParseError(f"one heyawake room holds several numbers ({where})", source=source)
         if given:
             board.numbers[top_cell(room)] = numbers[given[0]]
@@ -375,7 +375,7 @@ class HeyawakeCodec(GridCodec):
         board = puzzle.clues
         number = int(board.numbers[r, c])
         if number > HEYAWAKE_MAX_NUMBER:
-            raise PtrmError(f"heyawake room number {number} at r{r}c{c} has no token: the "
+            raise PtrmError(f"heyawake room number {number} at {cell_name(r, c)} has no token: the "
                             f"ppbench vocabulary holds room numbers 0..{HEYAWAKE_MAX_NUMBER}")
         if value == SHADED:
             return "heyawake.shaded"
@@ -460,8 +460,8 @@ def _adjacent(shaded: np.ndarray) -> list[Violation]:
         both = shaded[:rows, :cols] & shaded[dr:, dc:]
         for r, c in zip(*np.nonzero(both)):
             a, b = (int(r), int(c)), (int(r) + dr, int(c) + dc)
-            out.append(Violation("csAdjacent", f"shaded cells r{a[0]}c{a[1]} and r{b[0]}c{b[1]} "
-                                 "touch", (a, b)))
+            out.append(Violation("csAdjacent", f"shaded cells {cell_name(*a)} and "
+                                 f"{cell_name(*b)} touch", (a, b)))
     return out
 
 
@@ -482,8 +482,8 @@ def _room_counts(board: Board, shaded: np.ndarray) -> list[Violation]:
         n = int(board.numbers[r, c])
         count = sum(bool(shaded[rc]) for rc in room)
         if n >= 0 and count != n:
-            out.append(Violation("bkShadeNe", f"the room numbered {n} at r{r}c{c} has {count} "
-                                 "shaded cells", tuple(room)))
+            out.append(Violation("bkShadeNe", f"the room numbered {n} at {cell_name(r, c)} "
+                                 f"has {count} shaded cells", tuple(room)))
     return out
 
 

@@ -11,7 +11,7 @@ Formats:
   pzprv3      one grid: 0-4 numbered wall | '-' unnumbered wall | '#' light | '+' dot | '.'
               (pzpr.js may append a grid of clue completion marks; it is read past and ignored)
   plain grid  the pzprv3 grid without its header, optionally after a line `lightup`; cells
-              separated by spaces or written one character each
+              separated by spaces (or tabs) or written one character each
   PPBench     moves: left click toggles a light, right click a dot; walls ignore both
   janko       problem: 0-4 | 'x' wall | '-'; solution: 'o' = light (janko solutions redraw
               walls inconsistently, so only their lights are read)
@@ -26,7 +26,7 @@ import numpy as np
 from rich.text import Text
 
 from ptrm_cli import dihedral
-from ptrm_cli.codec import Parsed, Puzzle, Solution, Violation
+from ptrm_cli.codec import Parsed, Puzzle, Solution, Violation, cell_name
 from ptrm_cli.errors import ParseError
 
 from . import formats
@@ -89,9 +89,10 @@ class BlackCellCodec(GridCodec):
                 elif is_number(tok):
                     clues[r, c] = int(tok)
                 elif tok != "-":
-                    raise ParseError(f"janko {self.name} problem cell {tok!r} at r{r}c{c}: "
-                                     f"expected 0-{MAX_NUMBER}, {', '.join(map(repr, black))} "
-                                     f"or '-'", source=source, line=r + 2)
+                    raise ParseError(f"janko {self.name} problem cell {tok!r} at "
+                                     f"{cell_name(r, c)}: expected 0-{MAX_NUMBER}, "
+                                     f"{', '.join(map(repr, black))} or '-'", source=source,
+                                     line=r + 2)
         return clues
 
     def is_answer_cell(self, puzzle, r, c):
@@ -137,7 +138,8 @@ def is_number(tok: str) -> bool:
 
 def cell_rows(lines: list[str], *, first_line: int) -> list[list[tuple[int, list[str]]]]:
     """Plain-grid text -> blocks (separated by blank lines) of (line number, cell tokens).
-    A line holds space-separated tokens, or one character per cell when it has no spaces."""
+    A line holds tokens separated by spaces or tabs, or one character per cell when it has
+    neither."""
     blocks: list[list[tuple[int, list[str]]]] = [[]]
     for k, ln in enumerate(lines):
         text = ln.strip()
@@ -145,7 +147,7 @@ def cell_rows(lines: list[str], *, first_line: int) -> list[list[tuple[int, list
             if blocks[-1]:
                 blocks.append([])
             continue
-        tokens = text.split() if " " in text else list(text)
+        tokens = text.split() if any(ch.isspace() for ch in text) else list(text)
         blocks[-1].append((first_line + k, tokens))
     return [b for b in blocks if b]
 
@@ -232,7 +234,8 @@ class LightupCodec(BlackCellCodec):
         on_wall = np.argwhere((lights == 1) & (puzzle.clues != WHITE))
         if on_wall.size:
             r, c = on_wall[0]
-            raise ParseError(f"janko solution puts a light on the wall at r{r}c{c}", source=source)
+            raise ParseError(f"janko solution puts a light on the wall at {cell_name(r, c)}",
+                             source=source)
         return puzzle, Solution(self.name, lights)
 
     # -- writing ---------------------------------------------------------------------------
@@ -275,8 +278,9 @@ class LightupCodec(BlackCellCodec):
         touching = adjacent_count(light)
         for r, c in cells_of(puzzle.clues >= 0):
             if touching[r, c] != puzzle.clues[r, c]:
-                out.append(Violation("nmAkariNe", f"wall {puzzle.clues[r, c]} at r{r}c{c} touches "
-                                     f"{touching[r, c]} light(s)", ((r, c),)))
+                out.append(Violation("nmAkariNe", f"wall {puzzle.clues[r, c]} at "
+                                     f"{cell_name(r, c)} touches {touching[r, c]} light(s)",
+                                     ((r, c),)))
         dark = cells_of(white & ~_lit(white, light))
         if dark:
             out.append(Violation("ceDark", f"{len(dark)} white cell(s) are not lit", dark))

@@ -25,7 +25,7 @@ import numpy as np
 from rich.text import Text
 
 from ptrm_cli import dihedral
-from ptrm_cli.codec import Parsed, Puzzle, Solution, Violation
+from ptrm_cli.codec import Parsed, Puzzle, Solution, Violation, cell_name
 from ptrm_cli.errors import ParseError, PtrmError
 
 from . import formats
@@ -73,10 +73,15 @@ def read_answer_mark(token: str) -> int | None:
 
 def grid_rows(lines: list[str], *, what: str, first_line: int,
               source: str | None = None) -> list[tuple[int, list[str]]]:
-    """A plain grid: (file line, tokens) per non-blank line, all of one width."""
+    """A plain grid: (file line, tokens) per line, all of one width, with no blank line
+    between them (two grids one after the other are not one taller grid)."""
     rows = [(first_line + k, ln.split()) for k, ln in enumerate(lines) if ln.strip()]
     if not rows:
         raise ParseError(f"{what}: expected grid lines", source=source, line=first_line)
+    gap = next((line for (line, _), (after, _) in zip(rows, rows[1:]) if after > line + 1), None)
+    if gap is not None:
+        raise ParseError(f"{what}: a blank line inside the grid; expected one block of lines, "
+                         "one per row", source=source, line=gap + 1)
     width = len(rows[0][1])
     for line, tokens in rows:
         if len(tokens) != width:
@@ -89,8 +94,6 @@ def pzprv3_rows(p: formats.Pzprv3, *, what: str, source: str | None = None,
                 border_lines: bool = False) -> list[tuple[int, list[str]]]:
     """The pzprv3 grid as (file line, tokens) rows. With `border_lines` (tapa), pzpr.js's
     optional border section may follow; it is checked and ignored. Nothing else may."""
-    if p.rows < 1 or p.cols < 1:
-        raise ParseError(f"{what}: the size {p.rows}x{p.cols} is empty", source=source, line=3)
     grid = formats.grid_section(p, 0, p.rows, p.cols, what=what, source=source)
     end = formats.optional_border_lines(p, p.rows, source=source) if border_lines else p.rows
     formats.expect_end(p, end, source=source)
@@ -99,7 +102,7 @@ def pzprv3_rows(p: formats.Pzprv3, *, what: str, source: str | None = None,
 
 def shading_violations(shaded: np.ndarray) -> tuple[list[Violation], list[Violation]]:
     """(cs2x2, csDivide) violations of a shaded mask."""
-    blocks = [Violation("cs2x2", f"a 2x2 block of shaded cells at r{r}c{c}",
+    blocks = [Violation("cs2x2", f"a 2x2 block of shaded cells at {cell_name(r, c)}",
                         ((r, c), (r, c + 1), (r + 1, c), (r + 1, c + 1)))
               for r, c in blocks_2x2(shaded)]
     parts = sorted(components(shaded), key=len, reverse=True)
@@ -204,7 +207,8 @@ class NurikabeCodec(ClueShadingTokens, GridCodec):
         for r in range(rows):
             for c, tok in enumerate(sbody[r]):
                 if tok == "x" and clues[r, c] != NO_CLUE:
-                    raise ParseError(f"janko nurikabe solution shades the clue at r{r}c{c}",
+                    raise ParseError("janko nurikabe solution shades the clue at "
+                                     f"{cell_name(r, c)}",
                                      source=source, line=r + 2)
                 if tok not in ("x", "-") and not tok.isdigit():
                     raise ParseError(f"janko nurikabe solution cell {tok!r}: expected 'x' "
@@ -240,7 +244,7 @@ class NurikabeCodec(ClueShadingTokens, GridCodec):
         if clue == UNKNOWN:
             return "nurikabe.clue.?"
         if not 1 <= clue <= NURIKABE_MAX_CLUE:
-            raise PtrmError(f"nurikabe clue {clue} at r{r}c{c} cannot be encoded: the "
+            raise PtrmError(f"nurikabe clue {clue} at {cell_name(r, c)} cannot be encoded: the "
                             f"{PPBENCH.name} vocabulary has nurikabe clues 1..{NURIKABE_MAX_CLUE} "
                             f"and '?'")
         return f"nurikabe.clue.{clue}"
@@ -300,6 +304,6 @@ def _islands_of_wrong_size(islands, clues) -> list[Violation]:
         for rc in isle:
             n = int(clues[rc])
             if n > 0 and n != len(isle):
-                out.append(Violation("bkSizeNe", f"the clue {n} at r{rc[0]}c{rc[1]} sits in an "
+                out.append(Violation("bkSizeNe", f"the clue {n} at {cell_name(*rc)} sits in an "
                                      f"unshaded area of {len(isle)} cell(s)", tuple(isle)))
     return out

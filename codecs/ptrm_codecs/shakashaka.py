@@ -30,7 +30,7 @@ import numpy as np
 from rich.text import Text
 
 from ptrm_cli import dihedral
-from ptrm_cli.codec import Parsed, Solution, Violation
+from ptrm_cli.codec import Parsed, Solution, Violation, cell_name
 from ptrm_cli.errors import ParseError
 
 from . import formats
@@ -111,8 +111,8 @@ class ShakashakaCodec(BlackCellCodec):
             for c, tok in enumerate(tokens):
                 if tok in ("2", "3", "4", "5"):
                     if puzzle.clues[r, c] != WHITE:
-                        raise ParseError(f"a triangle on the black cell r{r}c{c}", source=source,
-                                         line=line)
+                        raise ParseError(f"a triangle on the black cell {cell_name(r, c)}",
+                                         source=source, line=line)
                     grid[r, c] = int(tok)
                     answered = True
                 elif tok == "+":
@@ -154,8 +154,9 @@ class ShakashakaCodec(BlackCellCodec):
                 if tok in JANKO and puzzle.clues[r, c] == WHITE:
                     grid[r, c] = JANKO[tok]
                 elif tok != "-":
-                    raise ParseError(f"janko shakashaka solution cell {tok!r} at r{r}c{c}: expected "
-                                     "nw, ne, sw or se on a white cell, or '-'", source=source,
+                    raise ParseError(f"janko shakashaka solution cell {tok!r} at "
+                                     f"{cell_name(r, c)}: expected nw, ne, sw or se on a white "
+                                     "cell, or '-'", source=source,
                                      line=r + 2)
         return puzzle, Solution(self.name, grid)
 
@@ -197,12 +198,12 @@ class ShakashakaCodec(BlackCellCodec):
             return [Violation("brNoTriangle", "there is no triangle")]
         numbers = cells_of(puzzle.clues >= 0)
         touching = adjacent_count(tri > 0)
-        out = [Violation("nmTriangleGt", f"black {puzzle.clues[rc]} at r{rc[0]}c{rc[1]} touches "
+        out = [Violation("nmTriangleGt", f"black {puzzle.clues[rc]} at {cell_name(*rc)} touches "
                          f"{touching[rc]} triangles", (rc,))
                for rc in numbers if touching[rc] > puzzle.clues[rc]]
-        out += [Violation("cuNotRectx", f"the white area at r{area[0][0]}c{area[0][1]} is not a "
+        out += [Violation("cuNotRectx", f"the white area at {cell_name(*area[0])} is not a "
                           "rectangle", area) for area in _bad_areas(white, tri)]
-        out += [Violation("nmTriangleLt", f"black {puzzle.clues[rc]} at r{rc[0]}c{rc[1]} touches "
+        out += [Violation("nmTriangleLt", f"black {puzzle.clues[rc]} at {cell_name(*rc)} touches "
                           f"{touching[rc]} triangle(s)", (rc,))
                 for rc in numbers if touching[rc] < puzzle.clues[rc]]
         return out

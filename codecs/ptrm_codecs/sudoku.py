@@ -30,7 +30,7 @@ from rich.text import Text
 
 from ptrm_cli import dihedral
 from ptrm_cli.sudoku_aug import TRANSFORM_ID
-from ptrm_cli.codec import Family, Parsed, Puzzle, Solution, Violation
+from ptrm_cli.codec import Family, Parsed, Puzzle, Solution, Violation, cell_name
 from ptrm_cli.errors import ParseError, PtrmError
 
 from . import formats
@@ -298,11 +298,11 @@ class SudokuCodec(GridCodec):
         for r0 in range(0, n, br):
             for c0 in range(0, n, bc):
                 cells = [(r, c) for r in range(r0, r0 + br) for c in range(c0, c0 + bc)]
-                out += _duplicates(grid, cells, "bkDupNum", f"box at r{r0}c{c0}")
+                out += _duplicates(grid, cells, "bkDupNum", f"box at {cell_name(r0, c0)}")
         for i in range(n):
-            out += _duplicates(grid, [(i, c) for c in range(n)], "nmDupRow", f"row {i}")
+            out += _duplicates(grid, [(i, c) for c in range(n)], "nmDupRow", f"row {i + 1}")
         for i in range(n):
-            out += _duplicates(grid, [(r, i) for r in range(n)], "nmDupRow", f"column {i}")
+            out += _duplicates(grid, [(r, i) for r in range(n)], "nmDupRow", f"column {i + 1}")
         empty = [(int(r), int(c)) for r, c in zip(*np.nonzero((grid < 1) | (grid > n)))]
         if empty:
             out.append(Violation("ceNoNum", f"{len(empty)} cell(s) have no digit", tuple(empty)))

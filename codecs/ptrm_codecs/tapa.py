@@ -28,7 +28,7 @@ import numpy as np
 from rich.text import Text
 
 from ptrm_cli import dihedral
-from ptrm_cli.codec import Parsed, Puzzle, Solution, Violation
+from ptrm_cli.codec import Parsed, Puzzle, Solution, Violation, cell_name
 from ptrm_cli.errors import ParseError, PtrmError
 
 from . import formats
@@ -187,9 +187,10 @@ class TapaCodec(ClueShadingTokens, GridCodec):
                 lines: list[int] | None = None) -> Puzzle:
         for k, clue in enumerate(clues):
             if clue and not clue_fits(clue):
-                raise ParseError(f"tapa clue {clue_text(clue, unknown='?')} at r{k // cols}c{k % cols} "
-                                 "cannot occur on an 8-cell ring (one number 0..8, or 2-4 numbers "
-                                 "with count + sum <= 8)", source=source,
+                raise ParseError(f"tapa clue {clue_text(clue, unknown='?')} at "
+                                 f"{cell_name(*divmod(k, cols))} cannot occur on an 8-cell ring "
+                                 "(one number 0..8, or 2-4 numbers with count + sum <= 8)",
+                                 source=source,
                                  line=lines[k // cols] if lines else None)
         grid = tuple(tuple(clues[r * cols:(r + 1) * cols]) for r in range(rows))
         return Puzzle(self.name, rows, cols, grid)
@@ -252,8 +253,8 @@ class TapaCodec(ClueShadingTokens, GridCodec):
     def clue_token(self, puzzle: Puzzle, r: int, c: int) -> str:
         clue = puzzle.clues[r][c]
         if tuple(sorted(clue)) not in TAPA_CLUES:
-            raise PtrmError(f"tapa clue {clue_text(clue, unknown='?')} at r{r}c{c} cannot be "
-                            f"encoded: no run lengths on an 8-cell ring give it (the "
+            raise PtrmError(f"tapa clue {clue_text(clue, unknown='?')} at {cell_name(r, c)} "
+                            f"cannot be encoded: no run lengths on an 8-cell ring give it (the "
                             f"{PPBENCH.name} vocabulary has {self.token_range_help()})")
         return tapa_token(clue)
 
@@ -276,7 +277,8 @@ class TapaCodec(ClueShadingTokens, GridCodec):
                 runs = ring_runs(shaded, r, c)
                 if not clue_met(clue, runs):
                     out.append(Violation("ceTapaNe", f"the clue {clue_text(clue, ' ', '?')} at "
-                                         f"r{r}c{c} sees shaded runs {' '.join(map(str, runs))}",
+                                         f"{cell_name(r, c)} sees shaded runs "
+                                         f"{' '.join(map(str, runs))}",
                                          ((r, c),)))
         return out
 

@@ -39,7 +39,7 @@ import numpy as np
 from rich.text import Text
 
 from ptrm_cli import dihedral
-from ptrm_cli.codec import Codec, Family, Parsed, Puzzle, Solution, Violation
+from ptrm_cli.codec import Codec, Family, Parsed, Puzzle, Solution, Violation, cell_name
 from ptrm_cli.errors import ParseError, PtrmError
 from ptrm_cli.vocab import PAD, Vocab
 
@@ -226,8 +226,8 @@ class HitoriCodec(Codec):
             for c in range(puzzle.cols):
                 name = name_of(r, c)
                 if name not in family.vocab:
-                    raise PtrmError(f"hitori cell r{r}c{c}: number {puzzle.clues[r, c]} has no "
-                                    f"token (the hitori family has 1..{MAX_SIDE})")
+                    raise PtrmError(f"hitori cell {cell_name(r, c)}: number {puzzle.clues[r, c]} "
+                                    f"has no token (the hitori family has 1..{MAX_SIDE})")
                 out[r, c] = family.vocab.id(name)
         return out.reshape(-1)
 

@@ -71,6 +71,8 @@ def bench(
         raise typer.Exit(distributed.relaunch(gpus))
     if model not in ("7m", "tiny"):
         raise PtrmError(f"--model {model!r}: expected 7m or tiny")
+    if not modes.strip(", "):
+        raise PtrmError("--modes: name at least one mode (eager, fast, adaptive, ...)")
     from .. import benchmark  # torch loads here, not when `ptrm --help` starts
 
     opts = benchmark.BenchOptions(
@@ -89,3 +91,8 @@ def bench(
         typer.echo(benchmark.table(report))
         if out:
             typer.echo(f"wrote {out}")
+    if failed := benchmark.failed_modes(report):
+        if main:
+            typer.echo(f"error: mode(s) {', '.join(failed)} failed (the table and the report "
+                       "say why)", err=True)
+        raise typer.Exit(1)

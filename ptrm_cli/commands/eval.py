@@ -47,9 +47,10 @@ def evaluate(
     sigma: list[str] = typer.Option([], "--sigma", show_default="0.2",
                                     help="Noise scale; several (0.1,0.2 or repeated) for a sweep."),
     sigma_from: Path = typer.Option(None, "--sigma-from", show_default=False, help=(
-        "A report.json of a sigma sweep on validation: use the sigma with its best aggregate "
-        "best-Q@K (the paper's protocol: sigma chosen on validation only).")),
-    seeds: int = typer.Option(3, "--seeds", min=1, help="Seeds per sigma (mean and spread)."),
+        "A report.json (or its folder) of a sigma sweep on validation: use the sigma with its "
+        "best aggregate best-Q@K (the paper's protocol: sigma chosen on validation only).")),
+    seeds: int = typer.Option(3, "--seeds", min=1, max=1000,
+                              help="Seeds per sigma (mean and spread)."),
     seed: int = typer.Option(0, "--seed", min=0, help="First seed."),
     perturb: str = typer.Option("z", "--perturb", help="z | y | both | init."),
     det_D: list[str] = typer.Option([], "--det-D", show_default="D and K*D (equal compute)",
@@ -193,10 +194,27 @@ def evaluate(
                         f"{esc(saved.path)}: {again} continues", highlight=False,
                         soft_wrap=True)
                 raise
+            except RuntimeError as e:  # torch.OutOfMemoryError too
+                if not _out_of_memory(e):
+                    raise
+                one = settings.chunk_rows <= K  # already one puzzle's rollouts a chunk
+                raise PtrmError(
+                    f"out of memory on {device}: forward chunks of {settings.chunk_rows} rows "
+                    f"({'one puzzle' if one else 'whole puzzles'} of K={K} rollouts) do not fit",
+                    hint="lower --K" if one else
+                    "a smaller --memory gives smaller chunks (at least one puzzle's K rollouts)"
+                    ) from None
         if sigma_from is not None:  # where sigma came from, for whoever reads the report later
             report["settings"]["sigma_from"] = {"report": str(sigma_from), "split": on}
         _write_and_show(report, out, plots=plots, as_json=as_json)
         saved.finish()
+
+
+def _out_of_memory(e: RuntimeError) -> bool:
+    """An allocation that failed: CUDA's OutOfMemoryError, or the CPU allocator's error."""
+    import torch
+
+    return isinstance(e, torch.OutOfMemoryError) or "can't allocate memory" in str(e)
 
 
 def _saved_runs(out: Path, loaded, evset, settings, *, resume: bool, write: bool):

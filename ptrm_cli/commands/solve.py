@@ -98,7 +98,8 @@ def solve(
         raise PtrmError("--seed must be below 2**63")
     if select not in solver.SELECTORS:
         raise PtrmError(f"--select {select!r}: expected {', '.join(solver.SELECTORS)}")
-    if check_every is not None and not (select == "verified" and early_stop):
+    stops_early = select == "verified" and early_stop  # the only case --check-every acts on
+    if check_every is not None and not stops_early:
         err_console.print("[yellow]warning:[/] --check-every applies to early stopping (--select "
                           "verified with --early-stop); ignored", highlight=False,
                           soft_wrap=True)
@@ -120,9 +121,9 @@ def solve(
     if views is not None or identifiers is not None:
         raise PtrmError("--views and --identifiers apply to ARC tasks (--task)")
     c, parsed = solver.parse_puzzle(text, codec=codec, source=source)
-    # an official step_N file has no token table: a codec with one family says which it is
-    loaded = loaded or solver.load_model(checkpoint, device, official_vocab=c.families[0].vocab
-                                         if len(c.families) == 1 else None)
+    # an official step_N file has no token table: family_for gives it the codec family of its
+    # layout (vocabulary size and sequence length)
+    loaded = loaded or solver.load_model(checkpoint, device)
     if c.name == "arc" and _task_model(loaded):
         err_console.print("[yellow]warning:[/] this ARC model learned one embedding per task; "
                           "a lone grid or pair runs with the blank identifier, which it never "
@@ -133,7 +134,8 @@ def solve(
     cpu_defaults = {}
     if cpu:  # CPU-sized defaults for whatever the user left out; they are stated in the output
         given = {"K": K, "wave": wave, "check_every": check_every, "time_limit": time_limit}
-        cpu_defaults = {k: v for k, v in CPU_DEFAULTS.items() if given[k] is None}
+        cpu_defaults = {k: v for k, v in CPU_DEFAULTS.items()
+                        if given[k] is None and (k != "check_every" or stops_early)}
         K = K if K is not None else CPU_DEFAULTS["K"]
         check_every = check_every if check_every is not None else CPU_DEFAULTS["check_every"]
         time_limit = time_limit if time_limit is not None else CPU_DEFAULTS["time_limit"]

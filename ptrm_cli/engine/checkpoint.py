@@ -273,8 +273,10 @@ def import_official(path, *, config_yaml=None, vocab: Vocab | None = None, devic
     if missing:
         raise CheckpointError(
             f"{path}: the weights do not say {', '.join(missing)}",
-            hint="pass the run's all_config.yaml (--config) or set each one (--set KEY=VALUE; "
-                 "in Python, import_official(..., KEY=VALUE)). Usual values: "
+            hint="put the run's all_config.yaml next to the step file (`ptrm solve` and "
+                 "`ptrm eval` read it there), or convert it once: `ptrm convert STEP --config "
+                 "all_config.yaml` or `--set KEY=VALUE` for each (in Python, "
+                 "import_official(..., KEY=VALUE)). Usual values: "
                  + "; ".join(f"{k}: {NOT_IN_WEIGHTS[k]}" for k in missing))
     try:
         config = TRMConfig.from_dict(cfg)

@@ -1,0 +1,186 @@
+"""`ptrm eval` given what a user may get wrong: reports cut short or edited by hand (--merge,
+--sigma-from), the golden file by its path, a K too large for memory, and the markdown tables of
+a sweep (scripts/report_tables.py). Tiny random models, as test_eval.py."""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from ptrm_cli import eval_sets, evaluate, solver
+from ptrm_cli.errors import PtrmError
+
+from fixtures_models import golden_examples
+from test_eval import bad, ckpt, dataset, ptrm, report, sudoku  # noqa: F401 (fixtures)
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _edited(tmp_path: Path, name: str, report: dict, edit) -> Path:
+    r = copy.deepcopy(report)
+    edit(r)
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(r))
+    return path
+
+
+# -- --merge -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name, edit, what", [
+    ("no-settings", lambda r: r.pop("settings"), "no settings.seeds"),
+    ("seeds-text", lambda r: r["settings"].update(seeds="7"), "settings.seeds is not a list"),
+    ("no-model", lambda r: r.pop("model"), "no model.config"),
+    ("runs-of-other-seeds", lambda r: r["settings"].update(seeds=[7, 8]),
+     "the runs of ptrm[0] are not the seeds [7, 8]"),
+    ("a-sigma-short", lambda r: r["ptrm"].pop(), "not one ptrm entry per sigma"),
+    ("no-width-curve", lambda r: r.update(width_curve=None), "no width_curve.metrics"),
+    ("runs-text", lambda r: r["ptrm"][0].update(runs="0"), "no list ptrm[0].runs"),
+    ("no-metric", lambda r: r["ptrm"][1]["runs"][0]["groups"]["aggregate"]["rules"].pop("mode"),
+     "no ptrm[1].runs[0].groups.aggregate.rules.mode"),
+])
+def test_merge_refuses_an_incomplete_report_by_name(report, tmp_path, name, edit, what):
+    """A report.json cut short or edited by hand: one message naming the file and what it
+    lacks, exit 2, never a traceback (it was KeyError/TypeError tracebacks, or a silent merge
+    of seeds that had no runs)."""
+    whole, out = report
+    broken = _edited(tmp_path, name, whole, edit)
+    r = bad("eval", "--merge", out, "--merge", broken, "-o", tmp_path / "m",
+            match="not a complete `ptrm eval` report")
+    assert what.lower() in " ".join(r.output.split()).lower(), r.output
+    assert not (tmp_path / "m").exists()
+
+
+# -- --sigma-from --------------------------------------------------------------------------------
+
+def test_sigma_from_takes_the_report_folder_as_merge_does(report):
+    _, out = report
+    assert evaluate.sigma_from_report(out) == evaluate.sigma_from_report(out / "report.json")
+
+
+@pytest.mark.parametrize("sigma, mean", [(-1.0, 0.5), (True, 0.5), ("0.3", 0.5), (0.3, None),
+                                         (float("nan"), 0.5)])
+def test_sigma_from_refuses_a_sweep_with_values_no_eval_writes(report, tmp_path, sigma, mean):
+    """A hand-edited sweep: a negative, boolean, text or NaN sigma would have been run as is
+    (sigma = -1 ran), a null score was a TypeError traceback."""
+    whole, _ = report
+
+    def edit(r):
+        r["ptrm"][0]["sigma"] = sigma
+        r["ptrm"][0]["summary"]["aggregate"]["rules"]["best_q"]["mean"] = mean
+
+    path = _edited(tmp_path, "sweep", whole, edit)
+    with pytest.raises(PtrmError, match="not a `ptrm eval` report.json"):
+        evaluate.sigma_from_report(path)
+
+
+def test_the_golden_file_by_its_path_is_the_golden_set(report, ckpt, tmp_path):  # noqa: F811
+    """--split PATH/golden_300.jsonl (the hint when the ppbench wheel is missing) is the golden
+    set: named golden, so a sigma sweep on it is refused like one on --split golden."""
+    records = [rec for _, rec in golden_examples(["sudoku"], n=2)]
+    if not records:
+        pytest.skip("PPBench golden set not found")
+    golden = tmp_path / "golden_300.jsonl"
+    golden.write_text("".join(json.dumps(rec) + "\n" for rec in records))
+    loaded = solver.load_model(ckpt, "cpu")
+    assert eval_sets.resolve_split(str(golden), None, loaded).name == "golden"
+    other = tmp_path / "mine.jsonl"
+    other.write_text(golden.read_text())
+    assert eval_sets.resolve_split(str(other), None, loaded).name == "mine"
+
+    r = ptrm("eval", "--split", golden, "-c", ckpt, "--K", 2, "--D", 1, "--det-D", 1,
+             "--seeds", 1, "--sigma", "0.1,0.2", "--no-plots", "-o", tmp_path / "sweep")
+    assert r.exit_code == 0, r.output
+    with pytest.raises(PtrmError, match="ran on the golden set"):
+        evaluate.sigma_from_report(tmp_path / "sweep")
+
+
+# -- memory ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("error", [
+    RuntimeError("[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't "
+                 "allocate memory: you tried to allocate 800000000000 bytes."),
+    torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 80.00 GiB"),
+])
+def test_a_k_too_large_for_memory_is_one_message(ckpt, dataset, tmp_path, monkeypatch, error):
+    """--K 1000000000: the allocator's error was a traceback; now what did not fit and what to
+    lower. Other runtime errors still propagate."""
+    def run_eval(*args, **kwargs):
+        raise error
+
+    monkeypatch.setattr(evaluate, "run_eval", run_eval)
+    args = ("eval", "--split", "val", "--data", dataset, "-c", ckpt, "--K", 1000, "--D", 1,
+            "--seeds", 1, "--no-plots", "-o", tmp_path / "e")
+    r = bad(*args, match="out of memory on cpu")  # chunks of several puzzles: smaller ones
+    assert "(whole puzzles of K=1000 rollouts)" in r.output and "smaller --memory" in r.output
+    r = bad(*args, "--memory", "1KB", match="out of memory on cpu")  # one puzzle a chunk
+    assert "(one puzzle of K=1000 rollouts)" in r.output and "lower --K" in r.output
+
+    monkeypatch.setattr(evaluate, "run_eval", lambda *a, **k: (_ for _ in ()).throw(
+        RuntimeError("something else")))
+    from typer.testing import CliRunner
+    from ptrm_cli.app import app
+
+    r = CliRunner().invoke(app, ["eval", "--split", "val", "--data", str(dataset), "-c",
+                                 str(ckpt), "--K", "2", "--D", "1", "--no-plots", "-o",
+                                 str(tmp_path / "e2")])
+    assert isinstance(r.exception, RuntimeError) and "something else" in str(r.exception)
+
+
+# -- scripts/report_tables.py ----------------------------------------------------------------------
+
+def _report_tables():
+    spec = importlib.util.spec_from_file_location("report_tables",
+                                                  ROOT / "scripts" / "report_tables.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_report_tables_names_the_sigma_of_each_column_of_a_sweep(report):
+    """A sweep's tables repeated pass@K ... verified@K once per sigma with nothing telling the
+    blocks apart; one sigma's table is unchanged (README's tables)."""
+    whole, _ = report  # sigma 0 and 0.5
+    rt = _report_tables()
+    text = rt.table(whole, "rules")
+    head = next(line for line in text.splitlines() if line.startswith("| type"))
+    assert "best-Q@4 σ=0 " in head and "best-Q@4 σ=0.5 " in head
+    assert "best-Q (σ=0)" in text.splitlines()[-1]
+    one = copy.deepcopy(whole)
+    one["ptrm"] = one["ptrm"][:1]
+    head = next(line for line in rt.table(one, "rules").splitlines() if line.startswith("| type"))
+    assert "| pass@4 | best-Q@4 | mode@4 | verified@4 |" in head
+
+
+# -- ptrm bench ------------------------------------------------------------------------------------
+
+def test_bench_with_a_failed_mode_exits_non_zero(tmp_path, monkeypatch):
+    """A mode that raised (--K 1000000000: the allocator) was reported in the table but the
+    command exited 0, as if it had measured; the other modes still run and the report is
+    written. No mode at all (--modes '') ran nothing and exited 0."""
+    from typer.testing import CliRunner
+
+    from ptrm_cli import benchmark
+    from ptrm_cli.app import app
+
+    def fast_mode(b, mode):
+        raise RuntimeError("DefaultCPUAllocator: can't allocate memory")
+
+    monkeypatch.setattr(benchmark, "fast_mode", fast_mode)
+    out = tmp_path / "bench.json"
+    args = ["bench", "--model", "tiny", "--K", "2", "--D", "1", "--puzzles", "2", "--split",
+            "random", "--device", "cpu", "--peak-size", "64"]
+    r = CliRunner().invoke(app, [*args, "--modes", "eager,fast", "--out", str(out)])
+    assert r.exit_code == 1, r.output
+    assert "mode(s) fast failed" in r.output
+    modes = {m["mode"]: m for m in json.loads(out.read_text())["modes"]}
+    assert "error" in modes["fast"] and "ms_per_puzzle" in modes["eager"]
+    assert benchmark.main([*args[1:], "--modes", "fast"]) == 1  # python -m ptrm_cli.benchmark
+    r = CliRunner().invoke(app, [*args, "--modes", "eager"])
+    assert r.exit_code == 0, r.output
+    r = CliRunner().invoke(app, [*args, "--modes", ""])
+    assert r.exit_code == 2 and "name at least one mode" in r.output
