@@ -7,6 +7,7 @@ POSIX), so an interrupted run never leaves a half-written file under the final n
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import json
 import os
 import shutil
@@ -52,14 +53,16 @@ def atomic_dir(path: str | os.PathLike):
     os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes it 0700; the result is an ordinary folder
     try:
         yield tmp
-        if path.exists():
-            old = path.with_name(f".{path.name}.old")
+        if not path.exists():
+            os.replace(tmp, path)
+        elif _exchange(tmp, path):  # one step: `path` is always the old or the new folder
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:  # no atomic exchange here: a kill between the two renames leaves `.name.old`
+            old = old_copy(path)
             shutil.rmtree(old, ignore_errors=True)
             os.replace(path, old)
             os.replace(tmp, path)
             shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, path)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -70,3 +73,20 @@ def _umask() -> int:
     umask = os.umask(0)
     os.umask(umask)
     return umask
+
+
+def old_copy(path: Path) -> Path:
+    """Where `atomic_dir` keeps the previous folder for a moment when it cannot exchange."""
+    return path.with_name(f".{path.name}.old")
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths in one step (Linux renameat2 RENAME_EXCHANGE); False where the system
+    or the filesystem has no such call."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    return renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0

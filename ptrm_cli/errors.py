@@ -37,3 +37,12 @@ class VocabError(PtrmError):
 
 class CodecNotFound(PtrmError):
     """No installed codec for a puzzle type or input."""
+
+
+def is_out_of_memory(e: BaseException) -> bool:
+    """An allocation that failed: CUDA's OutOfMemoryError or the CPU allocator's RuntimeError,
+    which a command turns into one message saying what to make smaller."""
+    import torch
+
+    return isinstance(e, torch.OutOfMemoryError) or (
+        isinstance(e, RuntimeError) and "can't allocate memory" in str(e))

@@ -257,6 +257,29 @@ def test_atomic_files_get_the_permissions_of_an_ordinary_file(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["config.resolved.yaml"]
 
 
+def test_atomic_dir_replaces_a_folder_whole(tmp_path, monkeypatch):
+    """A rebuild swaps old and new in one step where the system can (Linux); elsewhere it
+    renames twice, and a dataset left in `.NAME.old` by a kill between them is pointed at."""
+    from ptrm_cli import atomic
+    from ptrm_cli.engine.data import load_dataset
+
+    def build(path, text):
+        with atomic.atomic_dir(path) as tmp:
+            (tmp / "f.txt").write_text(text)
+
+    build(tmp_path / "ds", "old")
+    build(tmp_path / "ds", "new")
+    assert (tmp_path / "ds" / "f.txt").read_text() == "new"
+    assert [p.name for p in tmp_path.iterdir()] == ["ds"]  # no .tmp or .old left behind
+    monkeypatch.setattr(atomic, "_exchange", lambda a, b: False)  # a system without it
+    build(tmp_path / "ds", "newer")
+    assert (tmp_path / "ds" / "f.txt").read_text() == "newer"
+    assert [p.name for p in tmp_path.iterdir()] == ["ds"]
+    (tmp_path / "ds").rename(atomic.old_copy(tmp_path / "ds"))  # as a kill mid-swap leaves it
+    with pytest.raises(PtrmError, match=r"no such dataset; a rebuild .* left the previous one"):
+        load_dataset(tmp_path / "ds")
+
+
 def test_a_named_validation_split_must_exist(sudoku4, tmp_path):
     with pytest.raises(PtrmError, match="data.val_split 'vall'.*has splits"):
         doc = config(tmp_path / "run", sudoku4)
@@ -522,3 +545,31 @@ def test_ptrm_train_command(sudoku4, tmp_path):
                               "--resume"])
     assert res.exit_code == 2 and "nothing to resume" in res.output
     assert load_dataset(sudoku4).vocab == VOCAB
+
+
+@pytest.mark.parametrize("error, message", [
+    (RuntimeError("[enforce fail at alloc_cpu.cpp:127] DefaultCPUAllocator: can't allocate "
+                  "memory: you tried to allocate 800000000000 bytes."), "out of memory on cpu"),
+    (RuntimeError("a bug, not memory"), None),
+])
+def test_ptrm_train_out_of_memory_is_one_message(sudoku4, tmp_path, monkeypatch, error, message):
+    """A batch too large for the machine was the allocator's traceback; other errors stay
+    tracebacks (they are bugs)."""
+    import yaml
+    from typer.testing import CliRunner
+
+    from ptrm_cli.app import app
+    from ptrm_cli.engine import train as engine_train
+
+    def run(*args, **kwargs):
+        raise error
+
+    monkeypatch.setattr(engine_train, "train", run)
+    cfg_path = tmp_path / "tiny.yaml"
+    cfg_path.write_text(yaml.safe_dump(config(tmp_path / "run", sudoku4)))
+    res = CliRunner().invoke(app, ["train", str(cfg_path), "--device", "cpu"])
+    if message is None:
+        assert res.exception is error
+    else:
+        assert res.exit_code == 2 and message in res.output
+        assert "train.global_batch_size" in " ".join(res.output.split())

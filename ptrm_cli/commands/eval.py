@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 
 from ..console import console, err_console, esc, fraction_progress
-from ..errors import PtrmError
+from ..errors import PtrmError, is_out_of_memory
 from ..options import DEVICE, JSON, resolve_device
 
 
@@ -195,7 +195,7 @@ def evaluate(
                         soft_wrap=True)
                 raise
             except RuntimeError as e:  # torch.OutOfMemoryError too
-                if not _out_of_memory(e):
+                if not is_out_of_memory(e):
                     raise
                 one = settings.chunk_rows <= K  # already one puzzle's rollouts a chunk
                 raise PtrmError(
@@ -208,13 +208,6 @@ def evaluate(
             report["settings"]["sigma_from"] = {"report": str(sigma_from), "split": on}
         _write_and_show(report, out, plots=plots, as_json=as_json)
         saved.finish()
-
-
-def _out_of_memory(e: RuntimeError) -> bool:
-    """An allocation that failed: CUDA's OutOfMemoryError, or the CPU allocator's error."""
-    import torch
-
-    return isinstance(e, torch.OutOfMemoryError) or "can't allocate memory" in str(e)
 
 
 def _saved_runs(out: Path, loaded, evset, settings, *, resume: bool, write: bool):

@@ -10,7 +10,7 @@ import sys
 import typer
 
 from ..console import console, err_console, esc
-from ..errors import PtrmError
+from ..errors import PtrmError, is_out_of_memory
 
 
 def train(
@@ -48,6 +48,14 @@ def train(
         err_console.print(f"[yellow]{esc(e)}[/]; continue with: {esc(again)}", highlight=False,
                           soft_wrap=True)
         raise typer.Exit(130)
+    except RuntimeError as e:  # torch.OutOfMemoryError too
+        if not is_out_of_memory(e):
+            raise
+        raise PtrmError(f"out of memory on {device or 'the configured device'}: a training "
+                        "batch (train.global_batch_size rows, each with its carry and "
+                        "gradients) does not fit",
+                        hint="--set train.global_batch_size=N with a smaller N (the lr was "
+                             "tuned for the recipe's batch), or more GPUs (--gpus)") from None
     if int(os.environ.get("RANK", "0")) == 0:
         _summary(result)
 

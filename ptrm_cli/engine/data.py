@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..atomic import atomic_dir
+from ..atomic import atomic_dir, old_copy
 from ..errors import PtrmError
 from ..vocab import Vocab
 
@@ -123,6 +123,10 @@ def load_dataset(path: str | Path, *, splits: list[str] | None = None,
     path = Path(path)
     meta_path = path / "meta.json"
     if not meta_path.is_file():
+        if not path.exists() and (old := old_copy(path)).is_dir():
+            raise PtrmError(f"{path}: no such dataset; a rebuild stopped at its last step left "
+                            f"the previous one in {old}",
+                            hint=f"rename it back (mv {old} {path}) or build again")
         raise PtrmError(f"{path} is not a ptrm dataset (no meta.json)",
                         hint="build one with `ptrm build-data`")
     try:
