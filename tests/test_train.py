@@ -361,6 +361,42 @@ def test_tiny_trm_learns_4x4_sudoku(sudoku4, tmp_path):
     assert best.name == f"step_{result['best']['step']}"
 
 
+def test_final_step_recipe(sudoku4, tmp_path):
+    """train.recipe=final_step: every update takes fresh examples, runs 0..warmup_steps_max
+    detached supervision steps (drawn per update, the same on a resume) and one with the loss;
+    the tiny TRM-MLP learns 4x4 sudoku with it too."""
+    from ptrm_cli.engine.train import load_config
+    from ptrm_cli.engine.train_config import check_config
+    from ptrm_cli.engine.train_loop import Trainer
+
+    doc = config(tmp_path / "run", sudoku4, model=TINY_MLP,
+                 train=dict(global_batch_size=64, max_steps=250, lr=3e-3, lr_warmup_steps=50,
+                            ema_rate=0.95, recipe="final_step"),
+                 eval={"every_steps": 250}, checkpoint={"every_steps": None},
+                 log={"every": 50})
+    rows, depths = [], []
+
+    def watch(trainer):
+        rows.append(trainer.cur["rows"].clone())
+        depths.append(trainer.warmup_steps(trainer.step))
+
+    result = train(None, base=doc, on_step=watch)
+    # fresh examples every update: consecutive batches share no slot's example
+    assert all(not torch.equal(a, b) for a, b in zip(rows, rows[1:]))
+    assert set(depths) == {0, 1, 2, 3}  # 0..halt_max_steps - 1
+    assert result["val"]["exact_accuracy"] >= 0.9
+    # the depth of update N depends on the run seed and N only: a resume draws the same
+    again = Trainer(load_config(None, base={**doc, "run_dir": str(tmp_path / "other")}))
+    assert [again.warmup_steps(n + 1) for n in range(len(depths))] == depths
+    doc["train"]["warmup_steps_max"] = 0  # no warm-up: every update is a fresh first step
+    again = Trainer(load_config(None, base={**doc, "run_dir": str(tmp_path / "zero")}))
+    assert {again.warmup_steps(n) for n in range(1, 40)} == {0}
+    for bad, why in (({"recipe": "rsm"}, "train.recipe must be one of"),
+                     ({"warmup_steps_max": -1}, "train.warmup_steps_max must be >= 0")):
+        with pytest.raises(PtrmError, match=why):
+            check_config(load_config(None, base={**doc, "train": {**doc["train"], **bad}}))
+
+
 def test_validation_from_another_dataset(sudoku4, tmp_path):
     """data.val_path: model selection scores the other dataset's val split (here 40 puzzles
     instead of the training dataset's 256); a dataset of other tokens or without the split is

@@ -16,6 +16,8 @@ from .data import Dataset
 from .losses import LOSS_TYPES
 from .model import TRMConfig
 
+RECIPES = ("deep_supervision", "final_step")  # train.recipe
+
 # Model settings that come from the dataset, not from the config.
 FROM_DATASET = ("vocab_size", "seq_len", "num_puzzle_identifiers")
 
@@ -56,6 +58,13 @@ class RecipeConfig:
     q_loss_weight: float = 0.5
     compile: bool = False             # torch.compile the supervision step (reference: on)
     compile_mode: str | None = None   # passed to torch.compile (e.g. max-autotune-no-cudagraphs)
+    # deep_supervision: TRM's (a slot keeps its example and carry across updates until it
+    # halts; the loss at every supervision step). final_step: in the spirit of the Recursive
+    # Stem Model (arXiv 2603.15641): every update takes fresh examples, runs a random number
+    # of detached warm-up supervision steps (0..warmup_steps_max, drawn per update) and puts
+    # the loss on the one step after them. TRAINING.md, "Training recipes".
+    recipe: str = "deep_supervision"
+    warmup_steps_max: int | None = None  # final_step only; None: halt_max_steps - 1
 
 
 @dataclass
@@ -222,6 +231,10 @@ def check_config(cfg: Config) -> None:
     bad = []
     if cfg.data.sampling not in ("group", "example"):
         bad.append(f"data.sampling must be group or example, not {cfg.data.sampling!r}")
+    if t.recipe not in RECIPES:
+        bad.append(f"train.recipe must be one of {', '.join(RECIPES)}, not {t.recipe!r}")
+    if t.warmup_steps_max is not None and t.warmup_steps_max < 0:
+        bad.append("train.warmup_steps_max must be >= 0 (or null: halt_max_steps - 1)")
     if t.loss_type not in LOSS_TYPES:
         bad.append(f"train.loss_type must be one of {', '.join(LOSS_TYPES)}, not {t.loss_type!r}")
     if cfg.seed < 0:

@@ -84,9 +84,13 @@ class _TrainStep(nn.Module):
         self.model = model
         self.step_fn = step_fn
 
-    def forward(self, inputs: Tensor, puzzle_ids: Tensor, y: Tensor, z: Tensor, reset: Tensor):
+    def forward(self, inputs: Tensor, puzzle_ids: Tensor, y: Tensor, z: Tensor, reset: Tensor,
+                warm: int = 0):
         x = self.model.embed(inputs, puzzle_ids)  # eager: records the puzzle-embedding rows
         carry = self.model.reset_carry(Carry(y, z), reset)
+        with torch.no_grad():  # the final_step recipe's detached warm-up steps
+            for _ in range(warm):
+                carry = self.step_fn(carry, x, grad=False).carry
         return self.step_fn(carry, x, grad=True)
 
 
@@ -250,11 +254,15 @@ class Trainer:
         new = self._fetch(self.stream.next()[r0:r0 + self.B])
 
         # halted slots take the new examples and start over; the others keep theirs
-        h = self.halted
+        # (final_step: every slot, after `warm` detached supervision steps)
+        final_step = t.recipe == "final_step"
+        h = torch.ones_like(self.halted) if final_step else self.halted
+        warm = self.warmup_steps(self.step + 1) if final_step else 0
         cur = {k: torch.where(h.view(-1, *([1] * (v.dim() - 1))), new[k], v)
                for k, v in self.cur.items()}
-        act_steps = torch.where(h, 0, self.act_steps)
-        out = self.forward(cur["inputs"], cur["puzzle_ids"], self.carry.y, self.carry.z, h)
+        act_steps = torch.where(h, warm, self.act_steps)
+        out = self.forward(cur["inputs"], cur["puzzle_ids"], self.carry.y, self.carry.z, h,
+                           warm)
         loss = act_loss(out.logits, out.q_halt, cur["labels"], loss_type=t.loss_type,
                         q_weight=t.q_loss_weight)
         # sum over this rank's rows / its rows; DDP averages over ranks -> mean over the global
@@ -278,7 +286,9 @@ class Trainer:
         with torch.no_grad():
             act_steps = act_steps + 1
             halted = act_steps >= mc.halt_max_steps
-            if mc.halt_max_steps > 1:
+            if final_step:  # every example is seen once: all done
+                halted = torch.ones_like(halted)
+            elif mc.halt_max_steps > 1:
                 halted |= out.q_halt > 0
                 if mc.halt_exploration_prob > 0:
                     # drawn for the whole global batch and sliced, so N ranks halt exactly as
@@ -300,6 +310,15 @@ class Trainer:
             ]).to(torch.float64)
             self._metric_steps += 1
         self.carry, self.cur, self.act_steps, self.halted = out.carry, cur, act_steps, halted
+
+    def warmup_steps(self, step: int) -> int:
+        """The final_step recipe's detached warm-up steps before update `step`: uniform in
+        0..warmup_steps_max, from a generator seeded per update (the same on every rank)."""
+        t = self.cfg.train
+        top = t.warmup_steps_max if t.warmup_steps_max is not None else \
+            self.model_cfg.halt_max_steps - 1
+        g = torch.Generator().manual_seed(_mix(self.cfg.seed + 1, step))
+        return int(torch.randint(0, top + 1, (1,), generator=g))
 
     def read_train_metrics(self) -> dict:
         """Mean train metrics since the last call (one device sync; all ranks must call it)."""
@@ -491,8 +510,15 @@ class Trainer:
     def flops_per_update(self) -> float:
         """Analytic matmul FLOPs of one training update over the global batch: the forward's
         T(n+1) network applications + heads, and a backward of ~2x the n+1 applications that
-        carry gradient (+ 2x the heads), per TRM_REFERENCE.md §8.2."""
-        return training_flops(self.model_cfg) * self.G
+        carry gradient (+ 2x the heads), per TRM_REFERENCE.md §8.2; for the final_step recipe
+        also the mean number of detached warm-up steps, forward only."""
+        per_row = training_flops(self.model_cfg)
+        t = self.cfg.train
+        if t.recipe == "final_step":  # plus the detached warm-up steps, forward only
+            top = t.warmup_steps_max if t.warmup_steps_max is not None else \
+                self.model_cfg.halt_max_steps - 1
+            per_row += top / 2 * flops_per_step(self.model_cfg)
+        return per_row * self.G
 
 
 def training_flops(c: TRMConfig) -> float:
