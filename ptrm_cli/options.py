@@ -37,3 +37,18 @@ def resolve_device(name: str) -> str:
                               and torch.backends.mps.is_available()):
         raise PtrmError("--device mps: MPS is not available here", hint="use --device cpu")
     return name
+
+
+def type_list(text: str | None) -> list[str] | None:
+    """`--types tapa,nurikabe` -> ['tapa', 'nurikabe']; left out (or '') -> None, every type.
+    Commas with no name between them (`--types ,`) name nothing: an error, not an empty
+    selection that would skip every puzzle."""
+    from .errors import PtrmError
+
+    if not text:
+        return None
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    if not names:
+        raise PtrmError(f"--types {text!r} names no puzzle type",
+                        hint="e.g. --types tapa,nurikabe; leave it out for every type")
+    return names

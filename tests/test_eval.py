@@ -270,6 +270,7 @@ def test_eval_errors(ckpt, dataset, tmp_path):
     bad("eval", "--split", "test", "--data", dataset, "-c", ckpt, match="no split 'test'")
     bad("eval", "--split", dataset, "-c", ckpt, "--sigma", "abc", match="--sigma")
     bad("eval", "--split", dataset, "-c", ckpt, "--seeds", "100000000", match="--seeds")
+    bad("eval", "--split", dataset, "-c", ckpt, "--types", ",", match="names no puzzle type")
     bad("eval", "--split", dataset, "-c", ckpt, "--sigma", "0.2,inf", match="--sigma inf")
     bad("eval", "--split", dataset, "-c", ckpt, "--det-D", "0", match="--det-D")
     bad("eval", "--split", dataset, "-c", tmp_path / "nope", match="no such file")

@@ -84,6 +84,12 @@ def test_plugin_formats_and_errors(hitori):
         hitori.parse("hitori\n1 2 3 4\n1 2 3")
     with pytest.raises(ParseError, match="empty input"):
         hitori.parse("  ")
+    with pytest.raises(ParseError, match="covers 15 cells, but its 4x4 board has 16"):
+        hitori.parse(HANDMADE_URL[:-1])
+    with pytest.raises(ParseError, match="2 character.s. left over"):
+        hitori.parse(HANDMADE_URL + "11")
+    with pytest.raises(ParseError, match="two base-36 digits"):
+        hitori.parse(HANDMADE_URL[:-1] + "-")
     big = hitori.parse("https://puzz.link/p?hitori/13/13/" + "1" * 169).puzzle
     with pytest.raises(PtrmError, match="does not fit"):
         hitori.encode(big)

@@ -90,7 +90,12 @@ class HitoriCodec(Codec):
             if ch in _B36:
                 values.append(int(ch, 36))
             elif ch == "-":
-                values.append(int(body[i + 1:i + 3], 36))
+                two = body[i + 1:i + 3]
+                if len(two) != 2 or not all(c in _B36 for c in two):
+                    raise ParseError(f"hitori URL: '-' at body character {i + 1} must be "
+                                     f"followed by two base-36 digits, found {two!r}",
+                                     source=source)
+                values.append(int(two, 36))
                 i += 2
             elif ch in "%@":
                 raise ParseError("hitori URL has a '?' number, which ptrm cannot use",
@@ -98,7 +103,13 @@ class HitoriCodec(Codec):
             else:  # '.' (and, as in pzpr.js, any other character): a cell without a number
                 values.append(-1)
             i += 1
-        values += [-1] * (rows * cols - len(values))
+        # strict, like ptrm's own codecs: pzpr.js writes every cell, so a short body was cut
+        if len(values) < rows * cols:
+            raise ParseError(f"hitori URL body covers {len(values)} cells, but its "
+                             f"{cols}x{rows} board has {rows * cols}", source=source)
+        if i < len(body):
+            raise ParseError(f"hitori URL body: {len(body) - i} character(s) left over after "
+                             "the board is full", source=source)
         return Parsed(self._puzzle(np.array(values).reshape(rows, cols), source), format="url")
 
     def _parse_pzprv3(self, lines: list[list[str]], source) -> Parsed:

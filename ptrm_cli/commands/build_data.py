@@ -14,7 +14,7 @@ from rich.table import Table
 from .. import build as B
 from ..console import console, err_console, esc
 from ..errors import PtrmError
-from ..options import JSON
+from ..options import JSON, type_list
 
 
 def build_data(
@@ -105,7 +105,7 @@ def build_data(
         seed=seed, val_per_type=val_per_type, val_overrides={"tapa": val_tapa},
         val_pool=val_pool, augment=augment, augmentation=augmentation,
         train_puzzles=train_puzzles, min_difficulty=min_difficulty,
-        types=None if types is None else tuple(t.strip() for t in types.split(",") if t.strip()),
+        types=None if (names := type_list(types)) is None else tuple(names),
         sizes=parse_sizes(sizes) if sizes else None, golden=tuple(golden), limit=limit,
         subsample=subsample,
         family=family, workers=workers or B.default_workers(),

@@ -10,7 +10,7 @@ import typer
 
 from ..console import console, err_console, esc, fraction_progress
 from ..errors import PtrmError, is_out_of_memory
-from ..options import DEVICE, JSON, resolve_device
+from ..options import DEVICE, JSON, resolve_device, type_list
 
 
 def _floats(values: list[str], flag: str) -> list[float]:
@@ -151,8 +151,7 @@ def evaluate(
                       out=out, as_json=as_json, identifiers=identifiers, main=main)
             return
         evset = resolve_split(split, data, loaded, limit=limit, sample=sample_n,
-                              types=[t.strip() for t in types.split(",") if t.strip()]
-                              if types else None, min_difficulty=min_difficulty)
+                              types=type_list(types), min_difficulty=min_difficulty)
         budget = budget or solver.default_memory(device)
         settings = ev_mod.EvalSettings(
             K=K, D=D, sigmas=sigmas, seeds=[seed + i for i in range(seeds)], perturb=perturb,
