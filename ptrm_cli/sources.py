@@ -213,7 +213,15 @@ class JsonlRecords(SourceReader):
                     if not isinstance(rec["type"], str) or not isinstance(url, str):
                         report(n, "ptrm record: 'type' and 'url' must be strings")
                         continue
-                    rows, cols = _grid_size(rec["answer"])
+                    rows, cols = url_size(url)  # the puzzle's size, as for PPBench records
+                    got = _grid_size(rec["answer"])
+                    if rows is None:  # a grid text: the answer's size stands for it
+                        rows, cols = got
+                    elif got != (rows, cols):
+                        report(n, f"ptrm record: 'answer' is {got[0]}x{got[1]} but the URL's "
+                                  f"board is {rows}x{cols}" if got[0] is not None else
+                                  "ptrm record: 'answer' must be rows of numbers")
+                        continue
                     yield Item(self.kind, rec["type"], {"url": url, "answer": rec["answer"]},
                                n, rows, cols, url, "ptrm")
                 else:

@@ -133,6 +133,19 @@ def test_ppbench_fields_of_the_wrong_type_are_malformed_lines(tmp_path):
                    (3, "PPBench record: puzzle_url must be a string")]
 
 
+def test_a_ptrm_record_whose_answer_is_not_its_board_is_a_malformed_line(tmp_path):
+    """The size came from the answer: a 9x9 answer to a 10x10 URL was dropped as "wrong size"
+    (the kept size filter) with no word of the record's own contradiction."""
+    f = tmp_path / "r.jsonl"
+    url = "https://puzz.link/p?akari/10/10/" + "." * 100
+    f.write_text("".join(json.dumps({"type": "lightup", "url": url, "answer": a}) + "\n"
+                         for a in ([[0] * 9] * 9, "x", [[0] * 10] * 10)))
+    _, items, bad = read(f)
+    assert [it.loc for it in items] == [3] and (items[0].rows, items[0].cols) == (10, 10)
+    assert bad == [(1, "ptrm record: 'answer' is 9x9 but the URL's board is 10x10"),
+                   (2, "ptrm record: 'answer' must be rows of numbers")]
+
+
 def test_url_size_and_type_aliases():
     assert src.url_size("https://puzz.link/p?akari/10/16/abc") == (16, 10)
     assert src.url_size("http://pzv.jp/p.html?heyawake/v:x/7/5/00") == (5, 7)
