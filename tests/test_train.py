@@ -242,6 +242,10 @@ def test_config_file_errors_name_the_file_and_line(tmp_path):
         load_config(bad)
     with pytest.raises(PtrmError, match="is a folder, not a YAML config file"):
         load_config(tmp_path)
+    bad.write_text("train:\n  lr: 1.0e-3\ndata:\n  path: d\ntrain:\n  max_steps: 5\n")
+    with pytest.raises(PtrmError, match=r"bad.yaml:5:1: not valid YAML: key 'train' appears "
+                                        "twice"):
+        load_config(bad)
 
 
 def test_atomic_files_get_the_permissions_of_an_ordinary_file(tmp_path):

@@ -126,7 +126,7 @@ def load_config(path: str | os.PathLike | None = None, sets: list[str] | tuple =
     if path is not None:
         p = Path(path)
         try:
-            loaded = yaml.safe_load(p.read_text(encoding="utf-8"))
+            loaded = _load_yaml(p.read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise PtrmError(f"{p}: no such config file") from None
         except IsADirectoryError:
@@ -153,6 +153,26 @@ def load_config(path: str | os.PathLike | None = None, sets: list[str] | tuple =
                 raise PtrmError(f"--set {item!r}: {k} is not a section")
         node[last] = yaml.safe_load(value) if value.strip() else None
     return _build(Config, doc, "")
+
+
+def _load_yaml(text: str):
+    """yaml.safe_load, refusing a key given twice in one mapping (PyYAML keeps the last one
+    silently: a second `train:` section would drop the first without a word)."""
+    import yaml
+
+    class UniqueKeys(yaml.SafeLoader):
+        def construct_mapping(self, node, deep=False):
+            seen = set()
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=deep)
+                if key in seen:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"key {key!r} appears twice in one section",
+                        key_node.start_mark)
+                seen.add(key)
+            return super().construct_mapping(node, deep)
+
+    return yaml.load(text, Loader=UniqueKeys)
 
 
 def _yaml_where(path: Path, e) -> str:
