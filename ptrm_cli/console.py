@@ -11,8 +11,6 @@ from contextlib import contextmanager
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, \
-    TimeElapsedColumn, TimeRemainingColumn
 
 console = Console(emoji=False)
 err_console = Console(stderr=True, emoji=False)
@@ -30,6 +28,9 @@ def fraction_progress(label: str, every: float = 0.1) -> Iterator[Callable[[floa
     prints nothing) one line each time another `every` of the work is done, so a run cut
     short still shows how far it got and how fast it went."""
     if err_console.is_terminal:
+        from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, \
+            TimeElapsedColumn, TimeRemainingColumn
+
         with Progress(TextColumn(label), BarColumn(), TaskProgressColumn(), TimeElapsedColumn(),
                       TimeRemainingColumn(), console=err_console, transient=True) as bar:
             task = bar.add_task(label, total=1.0)
