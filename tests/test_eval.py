@@ -369,6 +369,16 @@ def test_merge_refuses_reports_of_different_evaluations(report, ckpt, dataset, t
                  "--no-plots")
         assert r.exit_code == 0, r.output
         bad("eval", "--merge", whole, "--merge", other, match=what)
+    # the width curve's subsampling draws pool only between reports that drew alike
+    drawn = json.loads((whole / "report.json").read_text())
+    drawn["settings"]["width_draws"] = 4
+    drawn["settings"]["seeds"] = [s + 10 for s in drawn["settings"]["seeds"]]
+    for e in drawn["ptrm"]:
+        for run in e["runs"]:
+            run["seed"] += 10
+    (tmp_path / "drawn.json").write_text(json.dumps(drawn))
+    bad("eval", "--merge", whole, "--merge", tmp_path / "drawn.json",
+        match="settings (width_draws 4 vs 8)")
 
 
 # -- --resume: an interrupted evaluation keeps its finished runs -------------------------------
