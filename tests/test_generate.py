@@ -342,8 +342,11 @@ def test_params_out_of_range_are_refused_up_front(installed_codec):
     from ptrm_cli.generate import get
 
     for name, param, match in (("lightup", {"walls": 1.0}, r"walls=1: expected a fraction"),
-                               ("lightup", {"walls": -1.0}, r"walls=-1: expected a fraction"),
-                               ("lightup", {"repairs": -1.0}, "repairs must be >= 0"),
+                               ("lightup", {"walls": -1.0}, r"walls=-1: expected a number >= 0"),
+                               ("lightup", {"repairs": -1.0}, "repairs=-1: expected a number >= 0"),
+                               ("shakashaka", {"black": -0.1}, r"black=-0.1: expected a number "
+                                                               r">= 0 \(fraction of cells"),
+                               ("nurikabe", {"budget": -5.0}, "budget=-5: expected a number >= 0"),
                                ("lightup", {"walls": float("nan")}, "walls=nan: expected a "
                                                                     "finite number"),
                                ("nurikabe", {"max_island": 0.0}, "max_island must be >= 1"),

@@ -107,6 +107,9 @@ class Generator(ABC):
         for key, value in knobs.params.items():  # NaN passes every range check below
             if not math.isfinite(value):
                 raise PtrmError(f"{self.name}: --param {key}={value:g}: expected a finite number")
+            if value < 0:  # every knob is a fraction, a chance, a weight or a count
+                raise PtrmError(f"{self.name}: --param {key}={value:g}: expected a number >= 0 "
+                                f"({self.params[key][1]})")
 
     # -- making ----------------------------------------------------------------------------
     def make(self, rng: np.random.Generator, rows: int, cols: int, knobs: Knobs) -> Instance:

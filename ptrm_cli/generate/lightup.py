@@ -74,8 +74,6 @@ class LightupGenerator(Generator):
         if not 0 <= knobs.param("walls", 0.21) < 1:  # 1: every cell a wall, nothing to solve
             raise PtrmError(f"lightup: walls={knobs.param('walls', 0.21):g}: expected a "
                             f"fraction of the cells in [0, 1)")
-        if knobs.param("repairs", 6) < 0:
-            raise PtrmError("lightup: repairs must be >= 0")
 
     # -- encoding --------------------------------------------------------------------------
     class _Enc:

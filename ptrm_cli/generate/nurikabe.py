@@ -94,8 +94,6 @@ class NurikabeGenerator(Generator):
         if knobs.param("big", 0) and knobs.param("max_island", 9) < 10:
             raise PtrmError("nurikabe: big islands need max_island >= 10",
                             hint="e.g. -p big=0.25 -p max_island=20")
-        if knobs.param("budget", 0) < 0:
-            raise PtrmError("nurikabe: budget must be >= 0 (0 = no limit)")
         if knobs.param("theme_max", 4) not in THEME_ISLANDS:
             raise PtrmError(f"nurikabe: theme_max={knobs.param('theme_max', 4):g}: "
                             f"expected 3..5")
