@@ -58,7 +58,7 @@ def table(r: dict) -> str:
              f"matmul peak (bf16 {r['peak']['n']}^3, measured): {r['peak']['tflops']:.1f} "
              f"TFLOP/s · fixed compute {r['fixed_flops_per_puzzle']:.3e} FLOP/puzzle · "
              f"rows in flight {r['rows_in_flight']}", ""]
-    head = (f"{'mode':<14}{'ms/puzzle':>10}{'TFLOP/s':>9}{'%peak':>7}{'FLOP/puzzle':>13}"
+    head = (f"{'mode':<14}{'ms/puzzle':>10}{'TFLOP/s':>9}{'%peak':>8}{'FLOP/puzzle':>13}"
             f"{'vs fixed':>9}{'peak mem':>10}{'warm-up':>9}{'x eager':>8}{'acc':>7}")
     lines.append(head)
     for e in r["modes"]:
@@ -70,11 +70,14 @@ def table(r: dict) -> str:
         vs = e["flops_per_puzzle"] / r["fixed_flops_per_puzzle"]
         acc = e.get("acc_label")
         lines.append(f"{e['mode']:<14}{e['ms_per_puzzle']:>10.1f}{e['tflops']:>9.1f}"
-                     f"{100 * e['share_of_peak']:>6.1f}%{e['flops_per_puzzle']:>13.3e}"
+                     f"{100 * e['share_of_peak']:>7.1f}%{e['flops_per_puzzle']:>13.3e}"
                      f"{vs:>9.3f}{_gb(e.get('peak_mem_bytes')):>10}"
                      f"{e.get('warmup_compile_s', float('nan')):>8.1f}s"
                      f"{_x(e.get('speedup_vs_eager')):>8}"
                      f"{'' if acc is None else f'{100 * acc:.1f}%':>7}")
+    if any(e.get("share_of_peak", 0) > 1 for e in r["modes"]):
+        lines.append(f"note: a mode ran faster than the measured peak: a {r['peak']['n']}^3 "
+                     "product is too small to show the device's limit (a larger --peak-size)")
     for name, a in r["agreement"].items():
         lines.append(f"agreement {name}: identical rollouts {100 * a['rollouts_identical']:.1f}%,"
                      f" same best-Q answer {100 * a['best_q_answer_same']:.1f}%, "

@@ -8,7 +8,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from ptrm_cli import benchmark
+from ptrm_cli import bench_report, benchmark
 from ptrm_cli.app import app
 
 from fixtures_models import golden_examples, installed_codecs
@@ -41,6 +41,12 @@ def test_bench_runs_every_mode_and_writes_json(tmp_path):
     agree = rep["agreement"]["fast vs eager"]
     assert agree["rollouts_identical"] == 1.0 and agree["max_abs_dq"] == 0
     assert "ms/puzzle" in r.stdout and "matmul peak" in r.stdout and "fast" in r.stdout
+    assert "faster than the measured peak" not in bench_report.table(rep)
+    # a peak measured on too small a product: a mode above 100% of it, said so, columns apart
+    for m in rep["modes"]:
+        m["share_of_peak"] = 27.39
+    text = bench_report.table(rep)
+    assert "faster than the measured peak" in text and " 2739.0%" in text
 
 
 def test_bench_curve_on_golden_puzzles(tmp_path):
