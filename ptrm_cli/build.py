@@ -173,8 +173,9 @@ def build(sources: Iterable[str | Path], out: str | Path | None,
         notes.append("PPBench records were read without a golden file, so golden puzzles among "
                      "them are not kept out of train/val: pass --golden golden_300.jsonl"
                      + _bundled_golden_hint())
-    for t in kept_types:
-        if puzzles_count["train"].get(t, 0) == 0 and puzzles_count["val"].get(t, 0) > 0:
+    for t in kept_types:  # (--train-puzzles 0 asks for no training puzzles: nothing to say)
+        if puzzles_count["train"].get(t, 0) == 0 and puzzles_count["val"].get(t, 0) > 0 \
+                and opts.train_puzzles != 0:
             notes.append(f"validation took every {t} puzzle ({puzzles_count['val'][t]}); train "
                          f"has none (lower --val-per-type)")
     result = BuildResult(out, kept_types, fam_name or "", counts, puzzles_count,

@@ -4,7 +4,7 @@ TRM at each depth the report holds, then PTRM pass / best-Q / mode / verified @K
 over the report's seeds (each column names its sigma when the report holds several), and the
 aggregate's 95% Wilson intervals (of the mean over seeds, over the report's n puzzles).
 
-    python3 scripts/report_tables.py docs/runs/ppbench-att2-d16-golden.json ...
+    python3 scripts/report_tables.py docs/runs/ppbench-att2-2026-11-26-d16_golden.json ...
 """
 
 from __future__ import annotations

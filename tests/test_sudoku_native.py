@@ -267,6 +267,19 @@ def test_trm_build_counts_and_meta(trm_build):
     assert "whole sudoku group" in ds.meta["identity"]
 
 
+def test_a_validation_only_build_has_no_note_about_train(sudoku, tmp_path):
+    """--train-puzzles 0 (how tdoku-tune is built) asks for no training puzzles: the note that
+    "validation took every puzzle" (meant for a --val-per-type too large) was false there."""
+    (tmp_path / "list.txt").write_text("\n".join(made_puzzles(6)) + "\n")
+    kw = dict(types=None, family="sudoku-native", augment=1, val_per_type=3, workers=1)
+    only_val = B.build([tmp_path / "list.txt"], tmp_path / "v",
+                       B.BuildOptions(train_puzzles=0, **kw))
+    assert only_val.puzzles["val"] == {"sudoku": 3} and not only_val.notes
+    too_many = B.build([tmp_path / "list.txt"], tmp_path / "w",
+                       B.BuildOptions(**{**kw, "val_per_type": 6}))
+    assert any("validation took every sudoku puzzle" in n for n in too_many.notes)
+
+
 def test_trm_build_rows_are_valid_images_of_their_puzzle(trm_build):
     ds = load_dataset(trm_build[1])
     for name in ("train", "val"):
