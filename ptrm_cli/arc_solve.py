@@ -84,20 +84,12 @@ def task_shaped(text: str) -> bool:
 
 def _checked(task, name: str, source: str) -> dict:
     """The task with its grids checked (ARC colours, at most 30x30) and at least one test."""
-    from ptrm_codecs.arc import as_grid
+    from ptrm_codecs.arc import check_task
 
     if not isinstance(task, dict) or not isinstance(task.get("test"), list) or not task["test"]:
         raise ParseError(f"ARC task {name!r}: expected {{'train': [...], 'test': [...]}} with at "
                          "least one test pair", source=source)
-    for split in ("train", "test"):
-        for i, ex in enumerate(task.get(split) or []):
-            if not isinstance(ex, dict) or "input" not in ex:
-                raise ParseError(f"ARC task {name!r} {split} pair {i}: expected "
-                                 "{'input': grid, 'output': grid}", source=source)
-            for k in ("input", "output"):
-                if k in ex:
-                    as_grid(ex[k], what=f"task {name} {split} pair {i} {k}", source=source)
-    return task
+    return check_task(task, name, source=source)
 
 
 # -- the model -----------------------------------------------------------------------------------

@@ -344,3 +344,43 @@ def test_convert_attaches_a_codec_family(step0, tmp_path):
     res = runner.invoke(app, ["convert", str(step0), "--out", str(tmp_path / "ck3"),
                               "--family", "nope", *sets])
     assert res.exit_code == 2 and "no installed codec has that family" in res.output
+
+
+def test_files_that_are_not_step_files_get_plain_messages(step0, tmp_path):
+    """A text file once got PyTorch's advice to load it with weights_only=False, a missing file
+    or a folder "is corrupt"; a YAML error named "<unicode string>" instead of the file."""
+    text = tmp_path / "step_5"
+    text.write_text("not a checkpoint\n")
+    with pytest.raises(CheckpointError, match=r"step_5 is not a file written by torch.save") as e:
+        import_official(text, **SETTINGS)
+    assert "weights_only` set to `False`" not in str(e.value)
+    with pytest.raises(CheckpointError, match=r"is a directory, not an official TRM"):
+        import_official(tmp_path, **SETTINGS)
+    with pytest.raises(CheckpointError, match=r"step_9: no such file$"):
+        import_official(tmp_path / "step_9", **SETTINGS)
+    pickled = tmp_path / "step_6"
+    torch.save({"x": torch.zeros(1), "y": Path("a")}, pickled)  # a pickled object
+    with pytest.raises(CheckpointError, match=r"step_6 is corrupt or not a plain tensor "
+                                              r"checkpoint: it holds objects other than tensors$"):
+        import_official(pickled, **SETTINGS)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("arch:\n  hidden_size: 64\n  H_cycles: [2\n")
+    with pytest.raises(CheckpointError, match=r"bad.yaml:4: not valid YAML: expected ',' or"):
+        import_official(step0, config_yaml=bad)
+
+
+def test_missing_settings_with_all_config_yaml_read_say_what_it_lacks(step0, tmp_path):
+    """With all_config.yaml next to the step file, the hint once said to put it there."""
+    run = tmp_path / "run"
+    run.mkdir()
+    shutil.copy(step0, run / "step_1")
+    arch = {"name": "trm", "hidden_size": 64,
+            **{k: v for k, v in SETTINGS.items() if k != "seq_len"}}
+    (run / "all_config.yaml").write_text(yaml.safe_dump({"arch": arch,
+                                                         "data_paths": ["data/gone"]}))
+    with pytest.raises(CheckpointError, match=r"do not say seq_len$") as e:
+        import_official(run / "step_1")
+    hint = e.value.hint
+    assert "next to the step file" not in hint
+    assert f"{run / 'all_config.yaml'} does not give them either" in hint
+    assert "data_paths, data/gone" in hint and "--family" in hint and "--set" in hint

@@ -275,3 +275,58 @@ def test_contract_except_the_documented_departure(codec, tasks):
     problems = check_codec(codec, samples)
     assert problems and all("decode of arbitrary tokens returned" in p for p in problems), \
         problems[:5]
+
+
+def test_colours_must_be_whole_numbers_and_the_bad_cell_is_named():
+    """numpy's int cast once made 1.5 -> 1, "3" -> 3 and true -> 1 without a word."""
+    assert A.as_grid([[0, 9]]).tolist() == [[0, 9]]
+    for cell, shown in ((1.5, "1.5"), (2.0, "2.0"), ("3", "'3'"), (True, "True"), (12, "12")):
+        with pytest.raises(ParseError, match=rf"^f.json: ARC input: colours are 0..9 \(whole "
+                                             rf"numbers\), found {shown} at row 2, column 1$"):
+            A.as_grid([[1, 2], [cell, 4]], what="input", source="f.json")
+
+
+def test_load_tasks_checks_pairs_grids_and_solutions(tmp_path):
+    """A malformed challenges or solutions file is a ParseError naming the file (and line, for
+    JSON) and the task, pair and grid; not a TypeError, JSONDecodeError or IndexError (which a
+    colour >= 10 raised in augmentation) from deep inside build-data or solve."""
+    def write(name, obj):
+        (tmp_path / name).write_text(obj if isinstance(obj, str) else json.dumps(obj))
+        return tmp_path / name
+
+    good = {"train": [{"input": [[1]], "output": [[2]]}], "test": [{"input": [[1, 1]]}]}
+    ch = write("arc-agi_x_challenges.json", {"aaaa0001": good})
+    write("arc-agi_x_solutions.json", {"aaaa0001": [[[3, 3]]]})
+    assert A.load_tasks(ch)["aaaa0001"]["test"] == [{"input": [[1, 1]], "output": [[3, 3]]}]
+
+    write("arc-agi_x_solutions.json", '{"aaaa0001": [[[3,\n 3]]')
+    with pytest.raises(ParseError, match=r"arc-agi_x_solutions.json:2: ARC solutions file is "
+                                         r"not valid JSON"):
+        A.load_tasks(ch)
+    write("arc-agi_x_solutions.json", {"aaaa0001": [[[3, 10]]]})
+    with pytest.raises(ParseError, match=r"arc-agi_x_solutions.json: ARC task aaaa0001 test "
+                                         r"pair 0 output: colours are 0..9"):
+        A.load_tasks(ch)
+    write("arc-agi_x_solutions.json", {"aaaa0001": [[3, 3]]})
+    with pytest.raises(ParseError, match=r"task aaaa0001 test pair 0 output: expected a "
+                                         r"non-empty rectangular grid"):
+        A.load_tasks(ch)
+    write("arc-agi_x_solutions.json", {"aaaa0001": {"0": [[3]]}})
+    with pytest.raises(ParseError, match=r"task 'aaaa0001': expected a list of output grids"):
+        A.load_tasks(ch)
+
+    bad = {"a": {"train": [], "test": [[1, 2]]},
+           "b": {"train": [{"input": [[1]]}], "test": [{"input": [[1]]}]},
+           "c": {"train": [{"input": [[1, 12]], "output": [[1]]}], "test": [{"input": [[1]]}]},
+           "d": {"train": [], "test": [{"input": [[0] * 31]}]},
+           "e": {"train": {}, "test": []}}
+    want = {"a": r"ARC task 'a' test pair 0: expected \{'input': grid\}",
+            "b": r"ARC task 'b' train pair 0: expected \{'input': grid, 'output': grid\}",
+            "c": r"ARC task c train pair 0 input: colours are 0..9 \(whole numbers\), found 12 at "
+                 r"row 1, column 2",
+            "d": r"ARC task d test pair 0 input is 1x31; ARC grids are at most 30x30",
+            "e": r"ARC task 'e': expected \{'train': \[...\], 'test': \[...\]\}"}
+    for tid, task in bad.items():
+        path = write("bad.json", {tid: task})
+        with pytest.raises(ParseError, match=rf"^{tmp_path / 'bad.json'}: {want[tid]}"):
+            A.load_tasks(path)

@@ -272,8 +272,14 @@ def test_generator_small_is_deterministic_and_unique_when_asked():
     assert np.array_equal(a.answer, b.answer)
     sols, stats = gen.solve(a, limit=2)
     assert len(sols) == 1 and np.array_equal(sols[0], a.answer) and stats["path_length"] > 30
-    gen.max_attempts = 3  # a 6x6 grid has no path of more than 35 steps
-    with pytest.raises(PtrmError, match="no 6x6 maze with a path longer than 40 steps"):
+    gen.max_attempts = 3  # no 6x6 layout has a shortest path of more than 33 steps
+    with pytest.raises(PtrmError, match="no 6x6 maze with a path longer than 33 steps"):
+        gen.make(puzzle_rng(0, "maze", 0), 6, 6, Knobs(params={"min_path": 33}))
+    # one that cannot exist at all (41 steps visit 42 cells, a 6x6 grid has 36) is refused
+    # at once, not after max_attempts layouts
+    gen.max_attempts = 10 ** 9
+    with pytest.raises(PtrmError, match="a 6x6 maze has 36 cells, too few for a path longer "
+                                        "than 40 steps"):
         gen.make(puzzle_rng(0, "maze", 0), 6, 6, Knobs(params={"min_path": 40}))
 
 
@@ -355,3 +361,35 @@ def test_maze_family_end_to_end_generate_build_eval_solve(tmp_path):
     assert r.exit_code in (0, 1), r.output  # 1: no rollout verified (an untrained model)
     out = json.loads(r.stdout)
     assert out["type"] == "maze" and len(out["solution"]["grid"]) == 30
+
+
+def test_blank_lines_after_the_header_are_not_rows(maze):
+    """`maze`, a blank line, then the grid: the blank line once became a row of free cells."""
+    text = "\n".join(OPEN)
+    plain = maze.parse(text).puzzle
+    for lead in ("maze\n\n", "\nmaze\n\n\n"):
+        p = maze.parse(lead + text + "\n\n").puzzle
+        assert (p.rows, p.cols) == (5, 5) and np.array_equal(p.clues, plain.clues)
+    with pytest.raises(ParseError, match=r"^m.txt:4: maze cell 'x' in column 1"):
+        maze.parse("maze\n\nS....\nx###.\n....G", source="m.txt")
+
+
+def test_generator_params_are_checked_before_any_work(tmp_path, capsys):
+    """walls_min > walls_max and unique=0.5 were taken (the first failing inside a worker, the
+    second read as 1); an impossible min_path drew 20,000 layouts, and the standalone command
+    ended any such PtrmError in a traceback."""
+    gen = MazeGenerator()
+    for params, msg in (({"walls_min": 0.6, "walls_max": 0.4}, "walls_min <= walls_max"),
+                        ({"walls_max": 1.0}, "walls_max < 1"),
+                        ({"unique": 0.5}, "unique=0.5: expected 0 or 1")):
+        with pytest.raises(PtrmError, match=msg):
+            gen.check_params(Knobs(params=params))
+    gen.check_params(Knobs(params={"unique": 1, "walls_min": 0.4, "walls_max": 0.4}))
+    out = tmp_path / "m.jsonl"
+    assert main(["--n", "1", "--out", str(out), "--size", "8x8", "-w", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "error: maze: a 8x8 maze has 64 cells, too few for a path longer than 110 steps" \
+        in err and "hint: lower -p min_path" in err and "Traceback" not in err
+    with pytest.raises(SystemExit) as e:  # argparse's usage error, exit status 2
+        main(["--n", "1", "--out", str(out), "-p", "walls_min=0.6", "-p", "walls_max=0.4"])
+    assert e.value.code == 2 and "walls_min <= walls_max" in capsys.readouterr().err

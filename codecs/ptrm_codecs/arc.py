@@ -64,22 +64,57 @@ Grid = np.ndarray
 # -- grids -------------------------------------------------------------------------------------
 
 def as_grid(obj, *, what: str = "grid", source: str | None = None) -> Grid:
-    """A list of rows of colours 0..9 -> [h, w] int16; a ParseError for anything else."""
+    """A list of rows of colours 0..9 -> [h, w] int16; a ParseError for anything else (the
+    first bad cell is named: a colour 1.5 or "3" is not silently made 1 or 3)."""
     try:
-        grid = np.asarray(obj, dtype=np.int64)
+        grid = np.asarray(obj)
     except (TypeError, ValueError):
+        grid = None
+    if grid is None or grid.dtype == object:
         raise ParseError(f"ARC {what}: expected a rectangular list of rows of colours 0..9",
-                         source=source) from None
+                         source=source)
     if grid.ndim != 2 or grid.shape[0] < 1 or grid.shape[1] < 1:
         raise ParseError(f"ARC {what}: expected a non-empty rectangular grid, got shape "
                          f"{grid.shape}", source=source)
     if grid.shape[0] > MAX_SIZE or grid.shape[1] > MAX_SIZE:
         raise ParseError(f"ARC {what} is {grid.shape[0]}x{grid.shape[1]}; ARC grids are at most "
                          f"{MAX_SIZE}x{MAX_SIZE}", source=source)
-    if grid.min() < 0 or grid.max() >= COLOURS:
-        raise ParseError(f"ARC {what}: colours are 0..9, found "
-                         f"{int(grid.min())}..{int(grid.max())}", source=source)
+    # numpy reads [[true, 2]] as [[1, 2]]: booleans are looked for in the values as given
+    given_bool = not isinstance(obj, np.ndarray) and any(isinstance(v, bool) for row in obj
+                                                         for v in row)
+    if grid.dtype.kind not in "iu" or given_bool or grid.min() < 0 or grid.max() >= COLOURS:
+        cells = np.asarray(obj, dtype=object)
+        ok = np.vectorize(lambda v: isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+                          and 0 <= v < COLOURS, otypes=[bool])(cells)
+        r, c = (int(x) for x in np.argwhere(~ok)[0])
+        raise ParseError(f"ARC {what}: colours are 0..9 (whole numbers), found "
+                         f"{cells[r, c]!r} at row {r + 1}, column {c + 1}", source=source)
     return grid.astype(np.int16)
+
+
+def check_task(task, name: str, *, source: str | None = None) -> dict:
+    """A task {"train": [pairs], "test": [pairs]} with every pair and grid checked (colours
+    0..9, at most 30x30; a test pair may lack its output), as a copy with the pairs as new
+    dicts; a ParseError naming the task, the pair and the grid otherwise."""
+    if not isinstance(task, dict) or not isinstance(task.get("test"), list) \
+            or not isinstance(task.get("train", []), list):
+        raise ParseError(f"ARC task {name!r}: expected {{'train': [...], 'test': [...]}}",
+                         source=source)
+    out = {}
+    for split in ("train", "test"):
+        out[split] = []
+        for i, ex in enumerate(task.get(split, [])):
+            if not isinstance(ex, dict) or "input" not in ex \
+                    or (split == "train" and "output" not in ex):
+                want = "{'input': grid, 'output': grid}" if split == "train" else \
+                    "{'input': grid}"
+                raise ParseError(f"ARC task {name!r} {split} pair {i}: expected {want}",
+                                 source=source)
+            for k in ("input", "output"):
+                if k in ex:
+                    as_grid(ex[k], what=f"task {name} {split} pair {i} {k}", source=source)
+            out[split].append(dict(ex))
+    return out
 
 
 def to_canvas(grid: Grid, offset: tuple[int, int] = (0, 0),
@@ -264,30 +299,41 @@ def load_tasks(challenges: str | Path, solutions: str | Path | None | bool = Tru
     lists), with each test pair's "output" filled from the solutions file: the sibling
     `_solutions.json` when `solutions` is True (skipped if absent), a path, or none (False)."""
     path = Path(challenges)
-    try:
-        tasks = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as e:
-        raise ParseError(f"cannot read ARC tasks: {e}", source=str(path)) from None
+    tasks = _read_json(path, "ARC tasks")
     if not isinstance(tasks, dict):
-        raise ParseError("an ARC challenges file maps task ids to tasks", source=str(path))
+        raise ParseError("an ARC challenges file maps task ids to tasks {train, test}",
+                         source=str(path))
     sol_path = None
     if solutions is True:
         sibling = solutions_path(path)
         sol_path = sibling if sibling is not None and sibling.exists() else None
     elif solutions:
         sol_path = Path(solutions)
-    sols = json.loads(sol_path.read_text()) if sol_path else {}
+    sols = _read_json(sol_path, "ARC solutions") if sol_path else {}
+    if not isinstance(sols, dict):
+        raise ParseError("an ARC solutions file maps task ids to lists of output grids",
+                         source=str(sol_path))
     out = {}
     for tid, task in tasks.items():
-        if not isinstance(task, dict) or "test" not in task:
-            raise ParseError(f"task {tid!r}: expected {{'train': [...], 'test': [...]}}",
-                             source=str(path))
-        test = [dict(ex) for ex in task["test"]]
-        for i, grid in enumerate(sols.get(tid, [])):
-            if i < len(test):
-                test[i]["output"] = grid
-        out[tid] = {"train": [dict(ex) for ex in task.get("train", [])], "test": test}
+        out[tid] = task = check_task(task, tid, source=str(path))
+        given = sols.get(tid, [])
+        if not isinstance(given, list):
+            raise ParseError(f"task {tid!r}: expected a list of output grids, one per test pair",
+                             source=str(sol_path))
+        for i, grid in enumerate(given[:len(task["test"])]):
+            as_grid(grid, what=f"task {tid} test pair {i} output", source=str(sol_path))
+            task["test"][i]["output"] = grid
     return out
+
+
+def _read_json(path: Path, what: str):
+    try:
+        return json.loads(path.read_text())
+    except OSError as e:
+        raise ParseError(f"cannot read {what}: {e.strerror or e}", source=str(path)) from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ParseError(f"{what} file is not valid JSON: {getattr(e, 'msg', e)}",
+                         source=str(path), line=getattr(e, "lineno", None)) from None
 
 
 # -- the codec -------------------------------------------------------------------------------

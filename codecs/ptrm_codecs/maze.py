@@ -143,15 +143,21 @@ class MazeCodec(GridCodec):
     def parse(self, text: str, *, source: str | None = None) -> Parsed:
         # Spaces are cells here: only line ends and wholly empty lines around the grid go.
         lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-        first = 1
-        while lines and lines[0] == "":
-            lines.pop(0)
-            first += 1
+        first = 1  # the file's line number of lines[0]
+
+        def drop_leading_blanks():
+            nonlocal first
+            while lines and lines[0] == "":
+                lines.pop(0)
+                first += 1
+
+        drop_leading_blanks()
         while lines and lines[-1] == "":
             lines.pop()
         if lines and lines[0].strip().lower() == self.name:
             lines.pop(0)
             first += 1
+            drop_leading_blanks()  # blank lines between the header and the grid are not rows
         if not lines:
             raise ParseError("empty maze: expected rows of '#', ' ' or '.', 'S', 'G', 'o'",
                              source=source)

@@ -42,7 +42,8 @@ def generate(
     n: int = typer.Option(..., "--n", min=1, help="How many puzzles (indices 0..N-1)."),
     out: str = typer.Option(..., "--out", "-o", help="JSONL file to write; an existing file "
                                                      "from the same run is resumed."),
-    size: str = typer.Option(None, "--size", help="ROWSxCOLS (default 10x10; sudoku 9x9)."),
+    size: str = typer.Option(None, "--size", help="ROWSxCOLS (default: the type's own, 10x10; "
+                                                  "sudoku 9x9, maze 30x30)."),
     seed: int = SEED,
     workers: int = typer.Option(0, "--workers", "-w", min=0,
                                 help="Processes (0 = one per CPU core). Output is the same "

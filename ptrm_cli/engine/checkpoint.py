@@ -271,12 +271,22 @@ def import_official(path, *, config_yaml=None, vocab: Vocab | None = None, devic
 
     missing = [k for k in NOT_IN_WEIGHTS if k not in cfg]
     if missing:
+        if yaml_path is None:
+            where = ("put the run's all_config.yaml next to the step file (`ptrm solve` and "
+                     "`ptrm eval` read it there), or convert it once: `ptrm convert STEP "
+                     "--config all_config.yaml` or ")
+        else:  # it was read: saying "put it there" would send the user in a circle
+            where = f"{yaml_path} does not give them either"
+            if "seq_len" in missing:
+                where += (" (seq_len comes from the dataset.json of its data_paths, "
+                          f"{', '.join(data_paths) or 'none'}, not readable from here: they "
+                          "are relative to where the run started; `ptrm convert STEP "
+                          "--family F` takes it from the family's layout)")
+            where += "; pass "
         raise CheckpointError(
             f"{path}: the weights do not say {', '.join(missing)}",
-            hint="put the run's all_config.yaml next to the step file (`ptrm solve` and "
-                 "`ptrm eval` read it there), or convert it once: `ptrm convert STEP --config "
-                 "all_config.yaml` or `--set KEY=VALUE` for each (in Python, "
-                 "import_official(..., KEY=VALUE)). Usual values: "
+            hint=where + "`--set KEY=VALUE` for each (in Python, import_official(..., "
+                 "KEY=VALUE)). Usual values: "
                  + "; ".join(f"{k}: {NOT_IN_WEIGHTS[k]}" for k in missing))
     try:
         config = TRMConfig.from_dict(cfg)
@@ -301,10 +311,20 @@ def import_official(path, *, config_yaml=None, vocab: Vocab | None = None, devic
 
 
 def _read_official(path: Path) -> tuple[dict, str]:
+    if path.is_dir():
+        raise CheckpointError(f"{path} is a directory, not an official TRM checkpoint file",
+                              hint="pass the step_N file inside the run's checkpoint folder")
+    if not path.is_file():
+        raise CheckpointError(f"{path}: no such file")
+    if not is_official_checkpoint(path):
+        raise CheckpointError(f"{path} is not a file written by torch.save (an official TRM "
+                              f"checkpoint, step_N, is one)")
     try:
         obj = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:  # noqa: BLE001 - any failure here means "not a readable checkpoint"
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        if first.startswith("Weights only load failed"):  # torch's advice to drop the guard
+            first = "it holds objects other than tensors"
         raise CheckpointError(f"{path} is corrupt or not a plain tensor checkpoint: {first}",
                               hint="only state_dict files are read (weights_only=True); "
                                    "files that need arbitrary pickled objects are refused") from None
@@ -393,6 +413,9 @@ def _read_official_yaml(step_path: Path, config_yaml):
 
     try:
         doc = yaml.safe_load(path.read_text())
+    except yaml.MarkedYAMLError as e:  # its str() names "<unicode string>", not the file
+        line = f":{e.problem_mark.line + 1}" if e.problem_mark else ""
+        raise CheckpointError(f"{path}{line}: not valid YAML: {e.problem}") from None
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
         raise CheckpointError(f"{path} is not readable YAML: {e}") from None
     if not isinstance(doc, dict):

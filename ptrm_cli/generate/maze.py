@@ -268,9 +268,22 @@ class MazeGenerator(Generator):
             raise PtrmError(f"maze: size {rows}x{cols} is out of range (4..30 a side; the "
                             f"maze family is 30x30)")
 
+    def check_params(self, knobs: Knobs) -> None:
+        super().check_params(knobs)
+        lo, hi = knobs.param("walls_min", 0.3), knobs.param("walls_max", 0.5)
+        if not lo <= hi < 1:
+            raise PtrmError(f"maze: need 0 <= walls_min <= walls_max < 1, got walls_min={lo:g}, "
+                            f"walls_max={hi:g}")
+        if knobs.param("unique", 0) not in (0, 1):
+            raise PtrmError(f"maze: --param unique={knobs.param('unique', 0):g}: expected 0 or 1")
+
     def make(self, rng, rows, cols, knobs: Knobs) -> Instance:
         """A maze meeting the recipe; `min_difficulty`, `minimal` and `max_clues` do not apply
         (the recipe's difficulty is `min_path`)."""
+        min_path = knobs.param("min_path", 110)
+        if min_path + 2 > rows * cols:  # a path of min_path + 1 steps visits min_path + 2 cells
+            raise PtrmError(f"maze: a {rows}x{cols} maze has {rows * cols} cells, too few for a "
+                            f"path longer than {min_path:g} steps", hint="lower -p min_path")
         for attempt in range(1, self.max_attempts + 1):
             try:
                 inst = self.attempt(rng, rows, cols, knobs)
@@ -286,8 +299,6 @@ class MazeGenerator(Generator):
     def attempt(self, rng, rows, cols, knobs) -> Instance:
         min_path = int(knobs.param("min_path", 110))
         lo, hi = knobs.param("walls_min", 0.3), knobs.param("walls_max", 0.5)
-        if not 0 <= lo <= hi < 1:
-            raise PtrmError(f"maze: need 0 <= walls_min <= walls_max < 1, got {lo:g}, {hi:g}")
         n = rows * cols
         k = int(rng.integers(int(n * lo), int(n * hi) + 1))
         free = np.ones(n, dtype=bool)
@@ -302,7 +313,7 @@ class MazeGenerator(Generator):
         shortest_paths = count[g[0] * cols + g[1]]
         path = random_shortest_path(free, s, g, rng, (dist, count))
         added: list = []
-        if knobs.param("unique", 0) >= 0.5:
+        if knobs.param("unique", 0):
             free, added = make_unique(free, path, s, g, rng)
         answer = np.where(free, FREE, WALL).astype(np.int16)
         for rc in path[1:-1]:
@@ -411,8 +422,12 @@ def main(argv: list[str] | None = None) -> int:
     except PtrmError as e:
         ap.error(str(e))
     job = Job("maze", rows, cols, args.seed, knobs)
-    summary = run(job, args.n, args.out, workers=args.workers or os.cpu_count() or 1,
-                  make=_work)
+    try:
+        summary = run(job, args.n, args.out, workers=args.workers or os.cpu_count() or 1,
+                      make=_work)
+    except PtrmError as e:  # the user's to fix (e.g. a min_path no layout reaches): no traceback
+        print(f"error: {e}" + (f"\nhint: {e.hint}" if e.hint else ""), file=sys.stderr)
+        return 2
     print(f"{args.out}: made {summary['made']} maze(s), {summary['present']} already there, "
           f"{summary['seconds']:.1f} s", file=sys.stderr)
     return 0
