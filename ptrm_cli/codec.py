@@ -189,6 +189,11 @@ class Codec(ABC):
     def verify(self, puzzle: Puzzle, solution: Solution) -> list[Violation]:
         """All broken rules, in pzpr.js checklist order; empty means solved."""
 
+    def judges(self, puzzle: Puzzle) -> bool:
+        """Whether `verify` can tell a right answer from a wrong one for this puzzle. Rules
+        always can; a type judged only against a known output (ARC) cannot without one."""
+        return True
+
     # -- augmentation ----------------------------------------------------------------------
     @abstractmethod
     def transform(self, puzzle: Puzzle, solution: Solution | None,

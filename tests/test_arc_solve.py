@@ -361,3 +361,23 @@ def test_eval_maps_the_dataset_tasks_through_the_checkpoint_table(build, officia
     ids = set(torch.cat([c[1] for c in calls]).tolist())
     assert ids == {i for i, n in enumerate(names) if n.split("|||")[0] in ("bbbb0001",
                                                                           "bbbb0002")}
+
+
+def test_a_lone_grid_is_answered_not_judged(build, tmp_path):
+    """Without a known output nothing checks an ARC answer: it was reported "solved: the
+    answer satisfies every arc rule" (and JSON solved: true). Now solved is null, exit 0; a
+    pair with its output is judged against it."""
+    grid = SUBSETS["training"]["aaaa0002"]["test"][0]["input"]
+    args = ["-c", build["ck"], "--codec", "arc", "--K", "1", "--sigma", "0"]
+    (tmp_path / "g.json").write_text(json.dumps(grid))
+    res = solve(tmp_path / "g.json", *args, "--json")
+    out = json.loads(res.stdout)
+    assert res.exit_code == 0 and out["solved"] is None and out["valid"] is None
+    res = solve(tmp_path / "g.json", *args)
+    assert res.exit_code == 0 and "not judged" in res.text and "solved:" not in res.text
+    answer = out["solution"]["grid"]
+    for output, judged in ((answer, True), ([[9]], False)):
+        (tmp_path / "p.json").write_text(json.dumps({"input": grid, "output": output}))
+        res = solve(tmp_path / "p.json", *args, "--json")
+        assert json.loads(res.stdout)["solved"] is judged
+        assert res.exit_code == (0 if judged else 1)

@@ -493,6 +493,9 @@ class ArcCodec(Codec):
                                         (family.rows, family.cols)))
 
     # -- rules -----------------------------------------------------------------------------
+    def judges(self, puzzle):
+        return puzzle.meta.get("output") is not None
+
     def verify(self, puzzle, solution):
         """ARC has no rules: the only check is against a known output (meta "output")."""
         known = puzzle.meta.get("output")

@@ -185,7 +185,8 @@ def solve(
         typer.echo(solver.to_json(_json(res, parsed, source, matches, settings)))
     else:
         _show(res, matches, settings)
-    raise typer.Exit(EXIT_SOLVED if res.valid else EXIT_UNSOLVED)
+    # an answer nothing can judge (an ARC grid without its output) is an answer, not a failure
+    raise typer.Exit(EXIT_SOLVED if res.valid or not res.codec.judges(res.puzzle) else EXIT_UNSOLVED)
 
 
 def _json(res: "solver.SolveResult", parsed, source: str, matches, s: dict) -> dict:
@@ -195,7 +196,9 @@ def _json(res: "solver.SolveResult", parsed, source: str, matches, s: dict) -> d
     except PtrmError:
         pzprv3 = None
     return {
-        "type": c.name, "solved": res.valid, "valid": res.valid,
+        "type": c.name,
+        # null: not judged (an ARC grid without a known output has no rule to check)
+        **dict.fromkeys(("solved", "valid"), res.valid if c.judges(res.puzzle) else None),
         "violations": [{"code": v.code, "message": v.message, "cells": [list(x) for x in v.cells]}
                        for v in res.violations],
         "solution": {"pzprv3": pzprv3, "grid": res.solution.grid.astype(int).tolist(),
@@ -216,7 +219,11 @@ def _json(res: "solver.SolveResult", parsed, source: str, matches, s: dict) -> d
 def _show(res: "solver.SolveResult", matches, s: dict) -> None:
     c = res.codec
     console.print(c.render(res.puzzle, res.solution))
-    if res.valid:
+    if not c.judges(res.puzzle):
+        console.print(f"[bold]answered[/], not judged: a lone {c.name} grid has no known output "
+                      "to check against (give the task file and --task ID for its demos)",
+                      highlight=False, soft_wrap=True)
+    elif res.valid:
         console.print(f"[bold green]solved[/]: the answer satisfies every {c.name} rule",
                       highlight=False)
     else:
