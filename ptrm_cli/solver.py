@@ -221,8 +221,10 @@ def family_for(codec: Codec, loaded: LoadedModel) -> Family:
 def has_no_table(loaded: LoadedModel) -> bool:
     """An official step_N file loaded without a vocabulary: it holds the generic `trm-v{V}`
     placeholder until a codec family or a dataset gives it theirs (`adopt_vocab`)."""
+    from .engine.checkpoint import placeholder_vocab
+
     return (loaded.meta.get("source") == "official-trm"
-            and loaded.vocab.family == f"trm-v{len(loaded.vocab)}")
+            and loaded.vocab == placeholder_vocab(len(loaded.vocab)))
 
 
 def adopt_vocab(loaded: LoadedModel, vocab: Vocab) -> None:

@@ -228,6 +228,12 @@ def is_official_checkpoint(path) -> bool:
     return head == b"PK\x03\x04" or head[:2] == b"\x80\x02"
 
 
+def placeholder_vocab(V: int) -> Vocab:
+    """The table an official checkpoint gets when nobody says which it is: `trm-v{V}` (pad,
+    tok1, ...), claimed by no codec until a family or dataset is adopted (solver.adopt_vocab)."""
+    return Vocab(f"trm-v{V}", (PAD,) + tuple(f"tok{i}" for i in range(1, V)))
+
+
 def import_official(path, *, config_yaml=None, vocab: Vocab | None = None, device="cpu",
                     **overrides) -> tuple[TRM, Vocab, dict]:
     """Load an official TRM checkpoint (`step_N`, a torch.save'd state_dict).
@@ -294,7 +300,7 @@ def import_official(path, *, config_yaml=None, vocab: Vocab | None = None, devic
         raise CheckpointError(f"{path}: {e}", hint=e.hint) from None
     V = config.vocab_size
     if vocab is None:
-        vocab = Vocab(f"trm-v{V}", (PAD,) + tuple(f"tok{i}" for i in range(1, V)))
+        vocab = placeholder_vocab(V)
     elif len(vocab) != V:
         raise VocabError(f"vocabulary {vocab.family!r} has {len(vocab)} tokens but the "
                          f"checkpoint {path} has vocab_size {V}")
