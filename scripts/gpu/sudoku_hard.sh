@@ -32,6 +32,7 @@ RESUME=${RESUME:-data/sudoku-mlp-resume}
 # a dry run on a CPU: NO_SETUP=1 SETS="--set model.hidden_size=32 ..." K=2 D=2 SAMPLE=10
 K=${K:-100} D=${D:-64} SAMPLE=${SAMPLE:-1000} TUNE_SAMPLE=${TUNE_SAMPLE:-100}
 read -ra SETS <<< "${SETS:-}"
+read -ra EVAL_ARGS <<< "${EVAL_ARGS:-}"   # more `ptrm eval` options for evaluate-ptrm
 
 prepare() {  # here: the two tdoku lists (8 MB) travel; tdoku-hard (324 MB) is rebuilt there
     mkdir -p data/src-tdoku
@@ -83,8 +84,8 @@ train() {  # train SECONDS: continue (or start) the official recipe for that lon
 
 keep() { unpack "$1" "$RESUME"; }  # here: what a train call brought back (files_at)
 
-# The evaluation, one device call per phase (measured 2026-11-26 on 4 H200s: PTRM K=100 D=64
-# costs 0.35-0.39 s per puzzle, so a seed of 1,000 test puzzles is ~6 minutes):
+# The evaluation, one device call per phase (measured 2026-11-26 on 4 H100s: PTRM K=100 D=64
+# on a seed of 1,000 test puzzles took 487-506 s, 528-550 s with the call's setup):
 #   evaluate-tune          sigma on tdoku-tune (a seeded TUNE_SAMPLE of its 300)
 #   evaluate-trm           TRM K=1 at D=16 and D=64 on all 5,000 test puzzles
 #   evaluate-ptrm SEED [N] PTRM K=100 D=64 on a seeded SAMPLE of them, seeds SEED..SEED+N-1
@@ -135,7 +136,7 @@ evaluate-ptrm() {
     timeout -s INT "$(left "${BUDGET:-580}")" ptrm eval --split val --data "$data" \
         -c "$(checkpoint)" --K "$K" --D "$D" --seed "$seed" --seeds "$n" --det-D "$D" \
         --sample "$SAMPLE" $(gpus) --sigma-from "$sw" -o "$RUN/test_ptrm_$seed" --no-plots \
-        ${RESUME_EVAL:+--resume} 2>&1 | tee "$OUT/test_ptrm_seed$seed.log" | tail -n 30
+        ${RESUME_EVAL:+--resume} "${EVAL_ARGS[@]}" 2>&1 | tee "$OUT/test_ptrm_seed$seed.log" | tail -n 30
     cp "$RUN/test_ptrm_$seed/report.json" "$OUT/test_ptrm_seed$seed.json" \
         || cp "$RUN/test_ptrm_$seed/partial.json" "$OUT/test_ptrm_seed$seed.partial.json"
 }
