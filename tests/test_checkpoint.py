@@ -331,12 +331,23 @@ def test_convert_attaches_a_codec_family(step0, tmp_path):
     if "arc" not in registry.registered():
         pytest.skip("the arc codec is not installed")
     runner = CliRunner()
-    sets = [arg for k, v in SETTINGS.items() for arg in ("--set", f"{k}={v}")]
+    sets = [arg for k, v in SETTINGS.items() if k != "seq_len" for arg in ("--set", f"{k}={v}")]
     res = runner.invoke(app, ["convert", str(step0), "--out", str(tmp_path / "ck"),
                               "--family", "arc", *sets])
     assert res.exit_code == 0, res.output
-    _, vocab, _ = load_checkpoint(tmp_path / "ck")
+    model, vocab, meta = load_checkpoint(tmp_path / "ck")
     assert registry.get("arc").family_for(vocab).name == "arc"
+    arc = registry.get("arc").family_for(vocab)
+    # the family's length is the last resort, recorded as such (it was once an "override")
+    assert model.config.seq_len == arc.seq_len and meta["given"]["seq_len"] == "family arc"
+
+    # a length given elsewhere wins, and one that is not the family's is refused here, not
+    # at the first solve (it once was silently replaced by the family's)
+    res = runner.invoke(app, ["convert", str(step0), "--out", str(tmp_path / "ck1"),
+                              "--family", "arc", *sets, "--set", "seq_len=16"])
+    assert res.exit_code == 2 and not (tmp_path / "ck1").exists()
+    assert f"reads 16 tokens but the 'arc' family lays out {arc.seq_len}" in res.output
+    assert "override says 16" in res.output
 
     res = runner.invoke(app, ["convert", str(step0), "--out", str(tmp_path / "ck2"),
                               "--family", "ppbench", *sets])  # 294 tokens vs the weights' 12

@@ -68,12 +68,17 @@ def convert(
     from ..engine.model import count_parameters
 
     given = _parse_settings(settings)
-    vocab = None
-    if family:  # its table, and its length: what its codec will feed the model
+    vocab = layout = None
+    if family:  # its table, and its length where nothing else says it: what its codec feeds
         fam = _family(family)
-        vocab = fam.vocab
-        given.setdefault("seq_len", fam.seq_len)
-    model, vocab, meta = import_official(step_file, config_yaml=config, vocab=vocab, **given)
+        vocab, layout = fam.vocab, (fam.seq_len, f"family {fam.name}")
+    model, vocab, meta = import_official(step_file, config_yaml=config, vocab=vocab,
+                                         layout=layout, **given)
+    if family and model.config.seq_len != fam.seq_len:
+        raise PtrmError(f"{step_file}: the model reads {model.config.seq_len} tokens but the "
+                        f"{fam.name!r} family lays out {fam.seq_len} "
+                        f"({meta['given'].get('seq_len', 'weights')} says {model.config.seq_len})",
+                        hint="pick the family of the run's dataset (see `ptrm codecs`)")
     ids = _identifiers(step_file, model, vocab, meta, identifiers)
     if ids is not None:
         meta["identifiers_from"] = ids.source

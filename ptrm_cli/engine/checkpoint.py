@@ -235,6 +235,7 @@ def placeholder_vocab(V: int) -> Vocab:
 
 
 def import_official(path, *, config_yaml=None, vocab: Vocab | None = None, device="cpu",
+                    layout: tuple[int, str] | None = None,
                     **overrides) -> tuple[TRM, Vocab, dict]:
     """Load an official TRM checkpoint (`step_N`, a torch.save'd state_dict).
 
@@ -244,6 +245,8 @@ def import_official(path, *, config_yaml=None, vocab: Vocab | None = None, devic
     positions, S = seq_len + P. The rest comes from `overrides` (TRMConfig field names), else
     from the run's `all_config.yaml` (`config_yaml`; by default the one next to the file, if
     any), else num_heads=8 for D=512; anything still unknown raises CheckpointError naming it.
+    `layout` = (seq_len, where from), e.g. a codec family's, is the seq_len of last resort:
+    taken only when neither the overrides, the yaml, its dataset nor the weights say it.
     The vocabulary is `vocab` if given, else a generic `trm-v{V}` table (pad, tok1, ...)."""
     path = Path(path)
     state, prefix = _read_official(path)
@@ -271,6 +274,10 @@ def import_official(path, *, config_yaml=None, vocab: Vocab | None = None, devic
         cfg["pos_encodings"] = "none"             # TRM-MLP has no attention: rope would be unused
     if S is not None:
         _resolve_lengths(cfg, S, path, source)
+    if "seq_len" not in cfg and layout is not None:
+        cfg["seq_len"], source["seq_len"] = layout
+        if S is not None:
+            _resolve_lengths(cfg, S, path, source)
     if "expansion" not in cfg:
         source["expansion"] = "weights"
     _check_expansion(cfg, state, S, path)
