@@ -4,49 +4,23 @@ contract, parameter and FLOP counts of the published configs, and the config for
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 import pytest
 import torch
 import torch.nn.functional as F
 
+from ptrm_cli.engine import parity
 from ptrm_cli.engine.model import (TRM, Carry, TRMConfig, count_parameters, flops_per_step,
                                    swiglu_inter)
+from ptrm_cli.engine.parity import max_errors, run_steps
 from ptrm_cli.errors import PtrmError
 
-FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "trm"
-PREFIX = "_orig_mod.model.inner."
-REFERENCE_ONLY = ("H_layers", "no_ACT_continue", "batch_size")  # reference config keys we drop
-
-
 def load_fixture(name: str):
-    path = FIXTURES / f"trm_fixture_{name}.pt"
+    path = parity.DEFAULT_DIR / f"trm_fixture_{name}.pt"
     if not path.exists():
-        pytest.skip(f"golden fixtures not found at {FIXTURES} (the shared/ folder next to the "
-                    "repository is absent)")
-    fx = torch.load(path, weights_only=True)
-    cfg = TRMConfig.from_dict({k: v for k, v in fx["config"].items() if k not in REFERENCE_ONLY})
-    state = {k.removeprefix(PREFIX): v for k, v in fx["state_dict"].items()}
-    return TRM.from_state_dict(cfg, state).eval(), fx
-
-
-def run_steps(model: TRM, batch: dict, steps: int):
-    x = model.embed(batch["inputs"], batch["puzzle_identifiers"])
-    carry = model.init_carry(x.shape[0])
-    outs = []
-    for _ in range(steps):
-        out = model.step(carry, x)
-        carry = out.carry
-        outs.append(out)
-    return outs
-
-
-def max_errors(out, ref) -> dict:
-    return {"logits": (out.logits.float() - ref["logits"]).abs().max().item(),
-            "q_halt": (out.q_halt - ref["q_halt_logits"]).abs().max().item(),
-            "q_continue": (out.q_continue - ref["q_continue_logits"]).abs().max().item(),
-            "z_H": (out.carry.y.float() - ref["z_H"]).abs().max().item(),
-            "z_L": (out.carry.z.float() - ref["z_L"]).abs().max().item()}
+        pytest.skip(f"golden fixtures not found at {parity.DEFAULT_DIR} (the shared/ folder "
+                    "next to the repository is absent)")
+    return parity.load_fixture(path)
 
 
 def tiny(**kw) -> TRMConfig:
@@ -61,8 +35,7 @@ def tiny(**kw) -> TRMConfig:
 
 def test_att_fp32_matches_reference_at_every_step():
     model, fx = load_fixture("att_fp32")
-    with torch.no_grad():
-        outs = run_steps(model, fx["batch"], len(fx["per_step"]))
+    outs = run_steps(model, fx["batch"], len(fx["per_step"]))
     for i, (out, ref) in enumerate(zip(outs, fx["per_step"]), 1):
         errs = max_errors(out, ref)
         assert max(errs.values()) < 1e-4, f"step {i}: {errs}"
@@ -73,8 +46,7 @@ def test_mlp_fp32_matches_reference():
     """Step 1 to 1e-4; later steps drift as the random-weight recursion amplifies rounding (the
     reference itself drifts to 4e-3 between CPU and GPU by step 4, TRM_REFERENCE.md §9)."""
     model, fx = load_fixture("mlp_fp32")
-    with torch.no_grad():
-        outs = run_steps(model, fx["batch"], len(fx["per_step"]))
+    outs = run_steps(model, fx["batch"], len(fx["per_step"]))
     errs = max_errors(outs[0], fx["per_step"][0])
     assert max(errs.values()) < 1e-4, errs
     assert torch.equal(outs[0].preds, fx["per_step"][0]["preds"])
@@ -86,8 +58,7 @@ def test_mlp_fp32_matches_reference():
 def test_att_bf16_matches_reference_loosely():
     """bf16 differs between CPU and GPU by 0.04-0.35 in logits even for the reference itself."""
     model, fx = load_fixture("att_bf16")
-    with torch.no_grad():
-        outs = run_steps(model, fx["batch"], len(fx["per_step"]))
+    outs = run_steps(model, fx["batch"], len(fx["per_step"]))
     assert outs[0].logits.dtype == torch.bfloat16 and outs[0].carry.y.dtype == torch.bfloat16
     assert outs[0].q_halt.dtype == torch.float32
     for i, (out, ref) in enumerate(zip(outs, fx["per_step"]), 1):
@@ -298,3 +269,14 @@ def test_derived_sizes():
     cfg = TRMConfig(vocab_size=12, seq_len=100)
     assert (cfg.prefix_len, cfg.total_len, cfg.head_dim, cfg.inter_size) == (16, 116, 64, 1536)
     assert TRMConfig(vocab_size=12, seq_len=100, puzzle_emb_len=0).prefix_len == 1
+
+
+def test_parity_command_prints_every_step_and_refuses_a_folder_without_fixtures(capsys,
+                                                                                tmp_path):
+    """`python -m ptrm_cli.engine.parity` makes the table of docs/ENGINE.md "Parity"."""
+    load_fixture("att_fp32")  # skips without the shared fixtures
+    assert parity.main([]) == 0
+    rows = [r for r in capsys.readouterr().out.splitlines() if r.startswith("| att_fp32 |")]
+    assert len(rows) == 4 and all(r.endswith("| 100% |") for r in rows)
+    assert parity.main([str(tmp_path)]) == 2
+    assert "no TRM fixtures in" in capsys.readouterr().err
