@@ -51,57 +51,63 @@ def load_report(path: Path) -> dict:
     return report
 
 
+# Every path a merge reads: `[]` is every item of a list, `*` every value of a dict, `{a,b}`
+# each of a and b, GROUPS the report's groups and METRICS the metrics of evaluate.py.
+REQUIRED = ("settings.{K,D,sigmas,perturb,det_D}", "split.keys", "model.{config,parameters}",
+            "device", "checkpoint", "deterministic.[].D",
+            "ptrm.[].{sigma,K,D,perturb,flops_per_puzzle,per_puzzle}",
+            "ptrm.[].runs.[].{seed,time_per_puzzle_s,verify_time_per_puzzle_s}",
+            "ptrm.[].runs.[].groups.GROUPS.n",
+            "ptrm.[].runs.[].groups.GROUPS.{label,rules}.METRICS",
+            "width_curve.metrics.*.{mean,std}")
+
+
 def _incomplete(report: dict) -> str | None:
     """What a merge would miss in `report` (a report cut short or edited by hand), or None."""
-    def get(obj, *path, at: str = ""):
-        for key in path:
-            if not isinstance(obj, dict) or key not in obj:
-                raise LookupError(at + ".".join(path))
-            obj = obj[key]
-        return obj
+    settings = report.get("settings")
+    seeds = settings.get("seeds") if isinstance(settings, dict) else None
+    if seeds is None:
+        return "no settings.seeds"
+    if not isinstance(seeds, list) or not seeds or not all(type(x) is int for x in seeds):
+        return "settings.seeds is not a list of whole numbers"
+    groups = report.get("groups")
+    if not isinstance(groups, list) or not all(isinstance(g, str) for g in groups):
+        return "no list groups"
+    names = {"GROUPS": groups, "METRICS": METRICS}
+    for path in REQUIRED:
+        if (lack := _missing(report, path.split("."), "", names)) is not None:
+            return f"no {lack}"
+    sigmas = settings["sigmas"]
+    if not isinstance(sigmas, list) or len(report["ptrm"]) != len(sigmas):
+        return "not one ptrm entry per sigma of settings.sigmas"
+    for i, entry in enumerate(report["ptrm"]):
+        if sorted((run["seed"] for run in entry["runs"]), key=repr) != sorted(seeds, key=repr):
+            return f"the runs of ptrm[{i}] are not the seeds {seeds} of settings.seeds"
+    return None
 
-    def items(obj, at: str) -> list:
-        if not isinstance(obj, list):
-            raise LookupError(f"list {at}")
-        return obj
 
-    try:
-        seeds = get(report, "settings", "seeds")
-        if not isinstance(seeds, list) or not seeds or not all(type(x) is int for x in seeds):
-            return "settings.seeds is not a list of whole numbers"
-        for key in ("K", "D", "sigmas", "perturb", "det_D"):
-            get(report, "settings", key)
-        for path in (("split", "keys"), ("model", "config"), ("model", "parameters"),
-                     ("groups",), ("device",), ("checkpoint",)):
-            get(report, *path)
-        for i, d in enumerate(items(get(report, "deterministic"), "deterministic")):
-            get(d, "D", at=f"deterministic[{i}].")
-        entries = items(get(report, "ptrm"), "ptrm")
-        if len(entries) != len(report["settings"]["sigmas"]):
-            return "not one ptrm entry per sigma of settings.sigmas"
-        for i, e in enumerate(entries):
-            at = f"ptrm[{i}]."
-            for key in ("sigma", "K", "D", "perturb", "flops_per_puzzle", "per_puzzle"):
-                get(e, key, at=at)
-            runs = items(get(e, "runs", at=at), at + "runs")
-            if sorted(get(run, "seed", at=f"{at}runs[{j}].")
-                      for j, run in enumerate(runs)) != sorted(seeds):
-                return f"the runs of ptrm[{i}] are not the seeds {seeds} of settings.seeds"
-            for j, run in enumerate(runs):
-                where = f"{at}runs[{j}]."
-                get(run, "time_per_puzzle_s", at=where)
-                get(run, "verify_time_per_puzzle_s", at=where)
-                for g in report["groups"]:
-                    for judge in ("label", "rules"):
-                        for metric in METRICS:
-                            get(run, "groups", g, judge, metric, at=where)
-                    get(run, "groups", g, "n", at=where)
-        for m in get(report, "width_curve", "metrics").values():
-            get(m, "mean"), get(m, "std")
-    except LookupError as e:
-        return f"no {e.args[0]}"
-    except (TypeError, AttributeError):
-        return "a field of the wrong kind"
+def _missing(obj, parts: list[str], at: str, names: dict) -> str | None:
+    """The first path of `parts` (REQUIRED's syntax) that `obj` lacks, named in full."""
+    if not parts:
+        return None
+    head, rest = parts[0], parts[1:]
+    if head in ("[]", "*"):
+        if head == "[]" and isinstance(obj, list):
+            kids = [(f"{at}[{i}]", x) for i, x in enumerate(obj)]
+        elif head == "*" and isinstance(obj, dict):
+            kids = [(f"{at}.{k}", x) for k, x in obj.items()]
+        else:
+            return f"{'list' if head == '[]' else 'mapping'} {at}"
+        return next((m for where, x in kids
+                     if (m := _missing(x, rest, where, names)) is not None), None)
+    keys = (names[head] if head in names else
+            head[1:-1].split(",") if head.startswith("{") else [head])
+    for key in keys:
+        where = f"{at}.{key}" if at else key
+        if not isinstance(obj, dict) or key not in obj:
+            return where
+        if (m := _missing(obj[key], rest, where, names)) is not None:
+            return m
     return None
 
 
