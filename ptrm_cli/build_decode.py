@@ -48,14 +48,20 @@ def decode_task(task):
             return ("drop", *problem)
         family = codec.family(family_name)
         try:
-            codec.encode(puzzle, None, family)
-            codec.encode_label(puzzle, solution, family)
+            with registry.contract(codec, "encode"):
+                registry.checked_tokens(codec, codec.encode(puzzle, None, family), family)
+                registry.checked_tokens(codec, codec.encode_label(puzzle, solution, family),
+                                        family, "encode_label")
+        except registry.CodecBug:
+            raise
         except PtrmError as e:
             return ("drop", "does not fit", str(e))
         return ("ok", puzzle, solution, canonical_key(codec, puzzle, augmentation),
                 puzzle_text(codec, puzzle))
     except src.Drop as d:
         return ("drop", d.reason, str(d))
+    except registry.CodecBug as e:  # not the record's fault, but one message, not the build's end
+        return ("drop", "decode error", str(e))
     except (ParseError, ValueError, KeyError, IndexError, TypeError) as e:
         return ("drop", "malformed", str(e) or type(e).__name__)
     except Exception as e:  # a codec bug must not take the build down: report and go on
@@ -108,10 +114,24 @@ def _sudoku_canonical(puzzle: Puzzle) -> str:
 
 
 def puzzle_text(codec: Codec, puzzle: Puzzle) -> str:
-    """Codec-parsable text for puzzles.jsonl: the puzz.link URL, else pzprv3, else the key."""
+    """Codec-parsable text for puzzles.jsonl: the puzz.link URL, else pzprv3, else the key if
+    `parse` reads it back (the dataset's only record of the puzzle that `ptrm eval` rebuilds
+    it from); else a CodecBug, which drops the record as a decode error."""
     for fn in (codec.to_url, codec.to_pzprv3):
         try:
             return fn(puzzle)
         except PtrmError:
             continue
-    return codec.key(puzzle)
+    key = codec.key(puzzle)
+    try:
+        with registry.contract(codec, "parse"):
+            back = codec.key(codec.parse(key).puzzle)
+    except PtrmError:
+        back = None
+    if back != key:
+        raise registry.CodecBug(
+            f"codec {codec.name!r} has no text form that its parse reads back (no to_url, no "
+            f"to_pzprv3, and its key {key[:40]!r} does not parse to the same puzzle): a "
+            "dataset stores each puzzle as text", hint="give the codec a to_url, or a key "
+            "that parse reads (docs/PLUGINS.md, 'Writing')")
+    return key

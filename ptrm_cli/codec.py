@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 import warnings
 from abc import ABC, abstractmethod
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import metadata
@@ -27,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from .errors import CodecNotFound, ParseError, PtrmError
-from .vocab import Vocab
+from .vocab import PAD, Vocab
 
 ENTRY_POINT_GROUP = "ptrm.codecs"
 
@@ -226,6 +227,92 @@ class Codec(ABC):
         return None
 
 
+# -- holding a codec to its contract ----------------------------------------------------------
+
+class CodecBug(PtrmError):
+    """A codec broke its contract (raised where it must not, or answered the wrong thing): one
+    message naming the codec and its plugin, instead of a traceback deep in the engine."""
+
+
+def family_problems(fam: Family) -> list[str]:
+    """What is wrong with a declared family, if anything (checked when plugins load, and by
+    `conformance`)."""
+    if not isinstance(fam, Family):
+        return [f"family {fam!r} is not a ptrm_cli.codec.Family"]
+    out = []
+    if fam.rows < 1 or fam.cols < 1:
+        out.append(f"family {fam.name!r} has a {fam.rows}x{fam.cols} grid")
+    if not isinstance(fam.vocab, Vocab):
+        return out + [f"family {fam.name!r}: its vocab is not a ptrm_cli.vocab.Vocab"]
+    if not fam.vocab.tokens or fam.vocab.tokens[0] != PAD:
+        out.append(f"family {fam.name!r}: vocabulary does not start with {PAD!r}")
+    if len(fam.vocab) < 2:
+        out.append(f"family {fam.name!r}: vocabulary has no tokens besides {PAD!r}")
+    if fam.vocab.family != fam.name:
+        out.append(f"family {fam.name!r} carries a vocabulary named {fam.vocab.family!r} "
+                   f"(checkpoints find their family by that name)")
+    return out
+
+
+def token_problem(what: str, tokens, fam: Family) -> str | None:
+    """Why `tokens` (what `encode`/`encode_label` returned) is not a sequence of `fam`, if so."""
+    if not isinstance(tokens, np.ndarray):
+        return f"{what} returned {type(tokens).__name__}, not a numpy array"
+    if not np.issubdtype(tokens.dtype, np.integer):
+        return f"{what} returned {tokens.dtype} tokens, not integers"
+    if tokens.shape != (fam.seq_len,):
+        return f"{what} returned shape {tokens.shape}, expected ({fam.seq_len},)"
+    if tokens.size and (tokens.min() < 0 or tokens.max() >= len(fam.vocab)):
+        return (f"{what} returned ids {int(tokens.min())}..{int(tokens.max())}, outside the "
+                f"{fam.name!r} vocabulary (0..{len(fam.vocab) - 1})")
+    return None
+
+
+def _bug(codec: Codec, what: str) -> CodecBug:
+    reg = _load().get(codec.name)
+    origin = (f"{reg.provider}, {reg.entry_point}" if reg is not None
+              and type(reg.codec) is type(codec) else type(codec).__qualname__)
+    return CodecBug(f"codec {codec.name!r} ({origin}) {what}",
+                    hint="a bug in the codec, not in the puzzle: tell its author; "
+                         "`ptrm_cli.conformance.check_codec` finds such bugs (docs/PLUGINS.md)")
+
+
+@contextmanager
+def contract(codec: Codec, method: str):
+    """Run codec calls: a PtrmError passes (a refusal the contract allows, e.g. "does not
+    fit"), any other exception is the codec's bug and becomes a CodecBug naming it."""
+    try:
+        yield
+    except PtrmError:
+        raise
+    except Exception as e:  # noqa: BLE001 - whatever a plugin raises is reported, not shown raw
+        raise _bug(codec, f"raised {type(e).__name__} in {method}: {e}") from e
+
+
+def checked_tokens(codec: Codec, tokens, family: Family, method: str = "encode") -> np.ndarray:
+    """`tokens` if they are a sequence of `family`, else a CodecBug (they would reach the model
+    as a shape error or an index out of range)."""
+    if (why := token_problem(method, tokens, family)) is not None:
+        raise _bug(codec, why)
+    return tokens
+
+
+def violations_of(codec: Codec, puzzle: Puzzle, solution: Solution) -> list[Violation]:
+    """`codec.verify`, held to its contract: what every caller outside the codec uses."""
+    with contract(codec, "verify"):
+        return _checked_violations(codec, codec.verify(puzzle, solution))
+
+
+def _checked_violations(codec: Codec, found) -> list[Violation]:
+    """`verify`'s answer as a list, if it is a list of Violation, else a CodecBug."""
+    out = list(found) if isinstance(found, (list, tuple)) else None
+    if out is None or not all(isinstance(v, Violation) for v in out):
+        kind = type(found).__name__ if out is None else \
+            type(next(v for v in out if not isinstance(v, Violation))).__name__
+        raise _bug(codec, f"verify returned a {kind} where a list of Violation belongs")
+    return out
+
+
 # -- registry --------------------------------------------------------------------------------
 
 @dataclass
@@ -246,6 +333,11 @@ def _load() -> dict[str, Registered]:
                 raise TypeError(f"{ep.value} is not a ptrm Codec")
             if codec.name != ep.name:
                 raise TypeError(f"entry point {ep.name!r} loads a codec named {codec.name!r}")
+            families = codec.families
+            if not isinstance(families, tuple) or not families:
+                raise TypeError("it declares no token family (Codec.families)")
+            if problems := [p for f in families for p in family_problems(f)]:
+                raise TypeError("; ".join(problems))
         except Exception as e:  # a broken plugin must not take the CLI down
             warnings.warn(f"ptrm: codec plugin {ep.name!r} ({ep.value}) failed to load: {e}",
                           stacklevel=2)
@@ -254,10 +346,26 @@ def _load() -> dict[str, Registered]:
         provider = f"{dist.name} {dist.version}" if dist is not None else "?"
         if ep.name in found:
             warnings.warn(f"ptrm: codec {ep.name!r} is registered twice; keeping "
-                          f"{found[ep.name].provider}", stacklevel=2)
+                          f"{found[ep.name].provider} ({found[ep.name].entry_point}), "
+                          f"ignoring {provider} ({ep.value})", stacklevel=2)
             continue
         found[ep.name] = Registered(codec, provider, ep.value)
+    _warn_family_clashes(found)
     return found
+
+
+def _warn_family_clashes(found: dict[str, Registered]) -> None:
+    """Two codecs may share a family (the six PPBench types do) only with one token table: a
+    model of that family could not serve both otherwise."""
+    first: dict[str, str] = {}
+    for name, reg in found.items():
+        for fam in reg.codec.families:
+            other = first.setdefault(fam.name, name)
+            theirs = found[other].codec.family(fam.name).vocab
+            if other != name and theirs.tokens != fam.vocab.tokens:
+                warnings.warn(f"ptrm: codecs {other!r} ({found[other].provider}) and {name!r} "
+                              f"({reg.provider}) declare family {fam.name!r} with different "
+                              "token tables: no model can serve both", stacklevel=3)
 
 
 def registered() -> dict[str, Registered]:

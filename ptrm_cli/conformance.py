@@ -37,9 +37,9 @@ import numpy as np
 
 from . import codec as registry
 from . import dihedral
-from .codec import Codec, Family, Parsed, Puzzle, Solution, Violation, cell_name
+from .codec import (Codec, Family, Parsed, Puzzle, Solution, Violation, cell_name,
+                    family_problems, token_problem)
 from .errors import PtrmError
-from .vocab import PAD
 
 Sample = tuple[Puzzle, Solution]
 
@@ -114,26 +114,7 @@ def _codec_problems(codec: Codec, registered: bool) -> list[str]:
     if not codec.families:
         out.append("the codec declares no token family")
     for fam in codec.families:
-        out += _family_problems(fam)
-    return out
-
-
-def _family_problems(fam: Family) -> list[str]:
-    if not isinstance(fam, Family):
-        return [f"family {fam!r} is not a ptrm_cli.codec.Family"]
-    out = []
-    if fam.rows < 1 or fam.cols < 1:
-        out.append(f"family {fam.name!r} has a {fam.rows}x{fam.cols} grid")
-    if fam.seq_len != fam.rows * fam.cols:
-        out.append(f"family {fam.name!r}: seq_len {fam.seq_len} != rows*cols "
-                   f"{fam.rows * fam.cols}")
-    if not fam.vocab.tokens or fam.vocab.tokens[0] != PAD:
-        out.append(f"family {fam.name!r}: vocabulary does not start with {PAD!r}")
-    if len(fam.vocab) < 2:
-        out.append(f"family {fam.name!r}: vocabulary has no tokens besides {PAD!r}")
-    if fam.vocab.family != fam.name:
-        out.append(f"family {fam.name!r} carries a vocabulary named {fam.vocab.family!r} "
-                   f"(checkpoints find their family by that name)")
+        out += family_problems(fam)
     return out
 
 
@@ -188,16 +169,7 @@ def _sample_problems(codec: Codec, puzzle: Puzzle, solution: Solution, domain: l
 
 
 def _tokens_ok(name: str, tokens, fam: Family) -> list[str]:
-    if not isinstance(tokens, np.ndarray):
-        return [f"{name} returned {type(tokens).__name__}, not a numpy array"]
-    if not np.issubdtype(tokens.dtype, np.integer):
-        return [f"{name} returned {tokens.dtype} tokens, not integers"]
-    if tokens.shape != (fam.seq_len,):
-        return [f"{name} returned shape {tokens.shape}, expected ({fam.seq_len},)"]
-    if tokens.size and (tokens.min() < 0 or tokens.max() >= len(fam.vocab)):
-        return [f"{name} returned ids {int(tokens.min())}..{int(tokens.max())}, outside the "
-                f"{fam.name!r} vocabulary (0..{len(fam.vocab) - 1})"]
-    return []
+    return [why] if (why := token_problem(name, tokens, fam)) else []
 
 
 def _fits(codec: Codec, puzzle: Puzzle, fam: Family) -> bool:

@@ -190,8 +190,12 @@ def load_source_file(path: Path, loaded: LoadedModel, *, limit: int | None = Non
             problem = sources.label_problem(codec, puzzle, solution)
             if problem:
                 raise sources.Drop(problem[0], ": ".join(problem))
-            x = codec.encode(puzzle, family=family)
-            y = codec.encode_label(puzzle, solution, family=family)
+            with registry.contract(codec, "encode"):
+                x = registry.checked_tokens(codec, codec.encode(puzzle, family=family), family)
+                y = registry.checked_tokens(codec, codec.encode_label(
+                    puzzle, solution, family=family), family, "encode_label")
+        except registry.CodecBug:  # the codec's fault, not the record's: no eval with it
+            raise
         except (PtrmError, sources.Drop, ValueError, KeyError, IndexError, TypeError) as e:
             unusable.append({"line": item.loc, "type": t, "key": item.ident,
                              "reason": str(e) or type(e).__name__})

@@ -303,8 +303,9 @@ class Verifier:
         key = arr.tobytes()
         hit = self._cache.get(key)
         if hit is None:
-            solution = self.codec.decode(self.puzzle, arr, self.family)
-            violations = list(self.codec.verify(self.puzzle, solution))
+            with registry.contract(self.codec, "decode"):
+                solution = self.codec.decode(self.puzzle, arr, self.family)
+            violations = registry.violations_of(self.codec, self.puzzle, solution)
             hit = self._cache[key] = Verdict(not violations, violations, solution)
         return hit
 
@@ -378,9 +379,13 @@ def solve_puzzle(loaded: LoadedModel, codec: Codec, puzzle: Puzzle, family: Fami
         raise PtrmError(f"unknown selector {selector!r} (choose from {', '.join(SELECTORS)})")
     t0 = time.perf_counter()
     try:
-        tokens = torch.as_tensor(codec.encode(puzzle, family=family), dtype=torch.long)[None]
-    except PtrmError as e:
+        with registry.contract(codec, "encode"):
+            x = registry.checked_tokens(codec, codec.encode(puzzle, family=family), family)
+    except registry.CodecBug:
+        raise
+    except PtrmError as e:  # the puzzle does not fit the model's family
         raise ParseError(str(e), source=source, hint=e.hint) from None
+    tokens = torch.as_tensor(x, dtype=torch.long)[None]
     verifier = Verifier(codec, puzzle, family)
     wave = K if wave is None else max(1, min(int(wave), K))
     stop = early_stop and selector == "verified"

@@ -73,7 +73,7 @@ def label_problem(codec: Codec, puzzle: Puzzle, solution: Solution) -> tuple[str
     if shape != (puzzle.rows, puzzle.cols):
         return ("malformed", f"solution is {shape[0]}x{shape[1]}, puzzle is "
                              f"{puzzle.rows}x{puzzle.cols}")
-    violations = codec.verify(puzzle, solution)
+    violations = registry.violations_of(codec, puzzle, solution)
     if violations:
         v = violations[0]
         more = f" (+{len(violations) - 1} more)" if len(violations) > 1 else ""

@@ -89,6 +89,7 @@ def solve(
 ):
     """Solve one puzzle with PTRM: K noisy rollouts, pick one, check it against the rules."""
     from .. import arc_solve, solver  # torch and the engine load here, not at `ptrm --help`
+    from ..codec import violations_of
 
     if not math.isfinite(sigma):
         raise PtrmError(f"--sigma {sigma}: expected a finite number >= 0")
@@ -176,7 +177,7 @@ def solve(
     # a complete, rules-valid one (pzprv3 files carry an empty answer grid, too)
     given = parsed.solution
     matches = None
-    if given is not None and not c.verify(parsed.puzzle, given):
+    if given is not None and not violations_of(c, parsed.puzzle, given):
         matches = bool(res.solution == given)
     settings = dict(K=K, D=D, sigma=sigma, perturb=perturb, seed=seed, selector=select,
                     device=device, checkpoint=loaded.path, wave=wave, check_every=check_every,

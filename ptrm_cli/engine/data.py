@@ -108,6 +108,12 @@ def write_dataset(out: str | Path, *, vocab: Vocab, seq_len: int, types: list[st
                 arr = np.ascontiguousarray(getattr(s, key), dtype=DTYPES[key])
                 if key in ("inputs", "labels") and arr.shape[1:] != (seq_len,):
                     raise ValueError(f"{name}/{key} has shape {arr.shape}, expected [N, {seq_len}]")
+                if key in ("inputs", "labels") and arr.size and int(arr.max()) >= len(vocab):
+                    # what would reach the model as an index out of range, much later
+                    raise PtrmError(f"{name}/{key}: token id {int(arr.max())} is outside the "
+                                    f"{vocab.family!r} vocabulary (0..{len(vocab) - 1})",
+                                    hint="a codec's encode wrote it (types: "
+                                         f"{', '.join(types)}); nothing was written")
                 np.save(d / f"{key}.npy", arr, allow_pickle=False)
             with open(d / "puzzles.jsonl", "w") as f:
                 for rec in s.puzzles:

@@ -1,0 +1,209 @@
+"""A codec plugin that breaks its contract: named when plugins load, and named when it fails at
+run time (one message and exit 2), never a traceback from deep in the engine or a dataset the
+model cannot read. Found by a QA pass writing a third-party plugin (binairo)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import types
+import warnings
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from ptrm_cli import codec as registry
+from ptrm_cli.app import app
+from ptrm_cli.build_decode import puzzle_text
+from ptrm_cli.codec import CodecBug, Family, Violation
+from ptrm_cli.engine.data import Split, write_dataset
+from ptrm_cli.errors import PtrmError
+from ptrm_cli.vocab import PAD, Vocab
+
+from fixtures_models import save_tiny_checkpoint
+from test_cli_codecs import _with_extra_entry_points, fresh_registry  # noqa: F401 (fixture)
+
+ROOT = Path(__file__).resolve().parents[1]
+SUDOKU = (ROOT / "examples" / "puzzles" / "sudoku.txt").read_text()
+
+
+def _plugin(monkeypatch, **classes) -> None:
+    """Register each class as a `ptrm.codecs` entry point of a made-up module."""
+    module = types.ModuleType("ptrm_test_contract_plugin")
+    for name, cls in classes.items():
+        setattr(module, name, cls)
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    _with_extra_entry_points(monkeypatch, *(
+        metadata.EntryPoint(cls.name, f"{module.__name__}:{name}", registry.ENTRY_POINT_GROUP)
+        for name, cls in classes.items()))
+
+
+def _sudoku_subclass(installed_codec, name: str, **methods):
+    base = type(installed_codec("sudoku"))
+    return type(name.capitalize(), (base,), {"name": name, "description": f"test {name}",
+                                              "url_ids": (), **methods})
+
+
+def _loaded(caught) -> list[str]:
+    return [str(w.message) for w in caught]
+
+
+# -- when plugins load -------------------------------------------------------------------------
+
+def test_codecs_with_unusable_families_are_named_and_skipped(monkeypatch, fresh_registry,
+                                                             installed_codec):
+    """A codec without families vanished from `ptrm codecs` silently and crashed build-data
+    with an IndexError; a vocabulary named unlike its family relabelled datasets."""
+    sudoku = installed_codec("sudoku")
+    fam = sudoku.families[0]
+    _plugin(monkeypatch,
+            NoFamily=_sudoku_subclass(installed_codec, "nofamily", families=()),
+            Renamed=_sudoku_subclass(installed_codec, "renamed", families=(
+                Family("renamed_fam", fam.rows, fam.cols, fam.vocab),)))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        found = registry.registered()
+    messages = _loaded(caught)
+    assert not {"nofamily", "renamed"} & set(found) and "sudoku" in found
+    assert any("'nofamily'" in m and "declares no token family" in m for m in messages)
+    assert any("'renamed'" in m and f"carries a vocabulary named {fam.vocab.family!r}" in m
+               for m in messages), messages
+
+
+def test_one_family_name_with_two_token_tables_is_warned(monkeypatch, fresh_registry,
+                                                          installed_codec):
+    fam = installed_codec("sudoku").families[0]
+    other = Vocab(fam.name, [PAD, "a", "b"])
+    _plugin(monkeypatch, Clash=_sudoku_subclass(installed_codec, "clash", families=(
+        Family(fam.name, fam.rows, fam.cols, other),)))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        found = registry.registered()
+    assert "clash" in found  # usable for a model of its own; the clash is what is reported
+    assert any("'clash'" in m and f"family {fam.name!r} with different token tables" in m
+               for m in _loaded(caught)), _loaded(caught)
+
+
+def test_a_type_registered_twice_names_both_plugins(monkeypatch, fresh_registry,
+                                                    installed_codec):
+    dup = _sudoku_subclass(installed_codec, "sudoku")
+    _plugin(monkeypatch, Dup=dup)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        registry.registered()
+    twice = [m for m in _loaded(caught) if "registered twice" in m]
+    assert twice and "ptrm_codecs.sudoku:SudokuCodec" in twice[0]
+    assert "ignoring ? (ptrm_test_contract_plugin:Dup)" in twice[0]
+
+
+# -- at run time -------------------------------------------------------------------------------
+
+def test_contract_helpers_name_the_codec(installed_codec):
+    sudoku = installed_codec("sudoku")
+    fam = sudoku.families[0]
+    puzzle = sudoku.parse(SUDOKU).puzzle
+    boom = _sudoku_subclass(installed_codec, "boom",
+                            verify=lambda self, p, s: 1 / 0)()
+    strings = _sudoku_subclass(installed_codec, "strings",
+                               verify=lambda self, p, s: ["row 1 is wrong"])()
+    solution = sudoku.decode(puzzle, sudoku.encode(puzzle, family=fam), fam)
+    with pytest.raises(CodecBug, match=r"codec 'boom' \(Boom\) raised ZeroDivisionError in "
+                                       r"verify: division by zero") as e:
+        registry.violations_of(boom, puzzle, solution)
+    assert "bug in the codec" in e.value.hint
+    with pytest.raises(CodecBug, match="verify returned a str where a list of Violation"):
+        registry.violations_of(strings, puzzle, solution)
+    assert all(isinstance(v, Violation) for v in registry.violations_of(sudoku, puzzle, solution))
+
+    x = sudoku.encode(puzzle, family=fam)
+    assert registry.checked_tokens(sudoku, x, fam) is x
+    with pytest.raises(CodecBug,
+                       match=rf"encode returned shape \(36,\), expected \({fam.seq_len},\)"):
+        registry.checked_tokens(boom, x[:36], fam)
+    with pytest.raises(CodecBug, match=rf"ids 0..999, outside the {fam.name!r} vocabulary"):
+        registry.checked_tokens(boom, np.where(x == x.max(), 999, 0), fam)
+    with pytest.raises(PtrmError, match="a refusal passes"):  # a PtrmError is the contract's
+        with registry.contract(boom, "encode"):
+            raise PtrmError("a refusal passes")
+
+
+@pytest.fixture(scope="module")
+def ckpt(tmp_path_factory):
+    from ptrm_codecs.families import PPBENCH
+
+    return save_tiny_checkpoint(tmp_path_factory.mktemp("model") / "tiny", PPBENCH.vocab)
+
+
+@pytest.mark.parametrize("name, methods, message", [
+    ("verifyraises", {"verify": lambda self, p, s: {}["oops"]},
+     "raised KeyError in verify: 'oops'"),
+    ("decoderaises", {"decode": lambda self, p, t, family=None: int("x")},
+     "raised ValueError in decode"),
+    ("shortencode",
+     {"encode": lambda self, p, state=None, family=None: np.zeros(36, np.int64)},
+     "encode returned shape (36,), expected (100,)"),
+    ("badids",
+     {"encode": lambda self, p, state=None, family=None: np.full(100, 999, np.int64)},
+     "encode returned ids 999..999, outside the 'ppbench' vocabulary"),
+    ("badverdict", {"verify": lambda self, p, s: "fine"},
+     "verify returned a str where a list of Violation belongs"),
+])
+def test_solve_names_a_codec_that_breaks_its_contract(monkeypatch, fresh_registry,
+                                                      installed_codec, ckpt, tmp_path, name,
+                                                      methods, message):
+    """Each was a raw traceback (a torch shape error, an IndexError, an AttributeError in the
+    display), with exit 1 — which means "no valid answer", so scripts could not tell."""
+    _plugin(monkeypatch, Bad=_sudoku_subclass(installed_codec, name, **methods))
+    puzzle = tmp_path / "p.txt"
+    puzzle.write_text(SUDOKU)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = CliRunner().invoke(app, ["solve", str(puzzle), "--codec", name, "-c", str(ckpt),
+                                     "--K", "2", "--D", "2", "--device", "cpu"])
+    assert r.exit_code == 2, r.output
+    assert "Traceback" not in r.output and isinstance(r.exception, SystemExit)
+    text = " ".join(r.output.split())
+    assert f"codec '{name}' (?, ptrm_test_contract_plugin:Bad)" in text, text
+    assert message in text, text
+
+
+# -- datasets ----------------------------------------------------------------------------------
+
+def test_a_dataset_stores_text_that_parses_back(installed_codec):
+    """Without to_url/to_pzprv3 the key became the puzzle's text, and `ptrm eval` of the
+    dataset failed on its first line; a key that parses back is fine."""
+    sudoku = installed_codec("sudoku")
+    puzzle = sudoku.parse(SUDOKU).puzzle
+
+    def no_url(self, p):
+        raise PtrmError("no URL")
+
+    grid = "\n".join(SUDOKU.split())
+    readable = _sudoku_subclass(installed_codec, "readable", to_url=no_url, to_pzprv3=no_url,
+                                key=lambda self, p: grid)()
+    opaque = _sudoku_subclass(installed_codec, "opaque", to_url=no_url, to_pzprv3=no_url,
+                              key=lambda self, p: "opaque:9x9:" + grid.replace("\n", "|"))()
+    assert puzzle_text(readable, puzzle) == grid
+    with pytest.raises(CodecBug, match="no text form that its parse reads back"):
+        puzzle_text(opaque, puzzle)
+
+
+def test_write_dataset_refuses_ids_outside_the_vocabulary(tmp_path):
+    """They were written, and training crashed later with an IndexError in the embedding."""
+    vocab = Vocab("tiny", [PAD, "a", "b"])
+    x = np.array([[1, 2, 7]], dtype=np.uint16)
+    split = Split(inputs=x, labels=x.copy(), type=np.zeros(1, np.uint8),
+                  puzzle=np.zeros(1, np.int32), transform=np.zeros(1, np.uint8),
+                  puzzle_id=np.zeros(1, np.int32), puzzles=[{"type": "t"}])
+    with pytest.raises(PtrmError, match=r"train/inputs: token id 7 is outside the 'tiny' "
+                                        r"vocabulary \(0..2\)"):
+        write_dataset(tmp_path / "ds", vocab=vocab, seq_len=3, types=["t"],
+                      splits={"train": split})
+    assert not (tmp_path / "ds").exists()
+    ok = Split(**{**split.__dict__, "inputs": np.array([[1, 2, 0]], np.uint16),
+                  "labels": np.array([[1, 2, 0]], np.uint16)})
+    write_dataset(tmp_path / "ds", vocab=vocab, seq_len=3, types=["t"], splits={"train": ok})
+    assert json.loads((tmp_path / "ds" / "meta.json").read_text())["family"] == "tiny"
