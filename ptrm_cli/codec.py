@@ -456,6 +456,14 @@ def _sniffs(reg: Registered, text: str) -> bool:
         return False
 
 
-def parse(text: str, *, codec: str | None = None, source: str | None = None) -> tuple[Codec, Parsed]:
+def parse(text: str, *, codec: str | None = None,
+          source: str | None = None) -> tuple[Codec, Parsed]:
+    """The codec of `text` (`codec` names it, else `detect`) and what it reads there."""
     c = get(codec) if codec else detect(text, source=source)
-    return c, c.parse(text, source=source)
+    try:
+        return c, c.parse(text, source=source)
+    except PtrmError:
+        raise
+    except (ValueError, IndexError, KeyError, TypeError) as e:  # a codec choking on odd input
+        raise ParseError(f"cannot read this puzzle as {c.name} ({type(e).__name__}: {e})",
+                         source=source) from None

@@ -207,3 +207,14 @@ def test_write_dataset_refuses_ids_outside_the_vocabulary(tmp_path):
                   "labels": np.array([[1, 2, 0]], np.uint16)})
     write_dataset(tmp_path / "ds", vocab=vocab, seq_len=3, types=["t"], splits={"train": ok})
     assert json.loads((tmp_path / "ds" / "meta.json").read_text())["family"] == "tiny"
+
+
+def test_a_parse_that_chokes_names_the_codec(monkeypatch, fresh_registry, installed_codec):
+    """`cannot read this puzzle (ValueError: ...)` did not say which codec was reading."""
+    _plugin(monkeypatch, Choke=_sudoku_subclass(
+        installed_codec, "choke", parse=lambda self, text, source=None: int("x")))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(PtrmError, match=r"p.txt: cannot read this puzzle as choke "
+                                            r"\(ValueError: invalid literal"):
+            registry.parse(SUDOKU, codec="choke", source="p.txt")
