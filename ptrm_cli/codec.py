@@ -373,6 +373,12 @@ def registered() -> dict[str, Registered]:
     return dict(_load())
 
 
+def families() -> list[Family]:
+    """Every installed codec's families, in registry order (a family shared by several codecs
+    appears once per codec)."""
+    return [f for reg in _load().values() for f in reg.codec.families]
+
+
 def reload() -> None:
     """Forget the cached entry points (after installing a plugin in the same process)."""
     _load.cache_clear()

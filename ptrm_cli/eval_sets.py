@@ -261,8 +261,17 @@ def load_dataset_split(path: Path, split: str | None, loaded: LoadedModel, *,
             break
         codec, j = codecs[t], int(s.puzzle[i])
         if j not in parsed:
-            rec = s.puzzles[j]
-            parsed[j] = codec.parse(rec["text"], source=f"{path}/{split}/puzzles.jsonl").puzzle
+            where = f"{path}/{split}/puzzles.jsonl"
+            rec = s.puzzles[j] if 0 <= j < len(s.puzzles) else None
+            if not isinstance(rec, dict) or not isinstance(rec.get("text"), str):
+                raise PtrmError(
+                    f"{where}: no puzzle text on line {j + 1}, which row {i} of {split}/"
+                    f"puzzle.npy refers to ({len(s.puzzles)} lines): `ptrm eval` rebuilds "
+                    "each puzzle from it to judge the answers",
+                    hint="`ptrm build-data` writes one line per base puzzle "
+                         "(docs/DATASET_FORMAT.md); a dataset without them trains, but "
+                         "cannot be evaluated by the rules")
+            parsed[j] = codec.parse(rec["text"], source=where).puzzle
         puzzle = parsed[j]
         tf = int(s.transform[i])
         if tf:

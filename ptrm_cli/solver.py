@@ -25,7 +25,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 import torch
@@ -176,16 +176,27 @@ def resolve_checkpoint(arg: str | Path | None) -> Path:
     return default
 
 
-def load_model(arg: str | Path | None, device: str, *,
-               official_vocab: Vocab | None = None) -> LoadedModel:
+def load_model(arg: str | Path | None, device: str, *, official_vocab: Vocab | None = None,
+               layouts: Sequence[Family] = ()) -> LoadedModel:
     """`official_vocab`: the token table to give an official step_N file, which has none of its
-    own (the caller knows the family from the data: ARC for an ARC task or dataset)."""
+    own (the caller knows the family from the data: ARC for an ARC task or dataset).
+    `layouts`: the families the data may be in (the puzzle's codec's); an official file whose
+    sequence length neither its weights nor its all_config.yaml say takes the one of these
+    with its vocabulary size (a TRM-Att run opened away from its dataset)."""
     from .engine.checkpoint import is_official_checkpoint, load_checkpoint
 
     path = resolve_checkpoint(arg)
-    vocab = official_vocab if path.is_file() and is_official_checkpoint(path) else None
+    official = path.is_file() and is_official_checkpoint(path)
+    vocab = official_vocab if official else None
+
+    def layout(V: int) -> tuple[int, str] | None:
+        fits = {f.seq_len: f.name for f in layouts if len(f.vocab) == V}
+        return next(((n, f"family {name}") for n, name in fits.items()), None) \
+            if len(fits) == 1 else None
+
     try:
-        model, vocab, meta = load_checkpoint(path, device=device, vocab=vocab)
+        model, vocab, meta = load_checkpoint(path, device=device, vocab=vocab,
+                                             layout=layout if official else None)
     except PtrmError:
         raise
     except (OSError, ValueError, KeyError, RuntimeError) as e:

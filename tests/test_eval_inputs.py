@@ -192,3 +192,17 @@ def test_bench_with_a_failed_mode_exits_non_zero(tmp_path, monkeypatch):
     assert r.exit_code == 0, r.output
     r = CliRunner().invoke(app, [*args, "--modes", ""])
     assert r.exit_code == 2 and "name at least one mode" in r.output
+
+
+@pytest.mark.parametrize("lines", ["", '{"type": "sudoku"}\n'])
+def test_a_dataset_without_its_puzzle_records_is_one_message(ckpt, dataset, tmp_path, lines):
+    """A dataset written without puzzles.jsonl lines (the test helper tiny-cpu.yaml points at
+    wrote one) was an IndexError traceback; a line without text a KeyError."""
+    import shutil
+
+    copy = tmp_path / "ds"
+    shutil.copytree(dataset, copy)
+    (copy / "val" / "puzzles.jsonl").write_text(lines)
+    bad("eval", "--split", "val", "--data", copy, "-c", ckpt, "--K", "2", "--D", "2",
+        match="val/puzzles.jsonl: no puzzle text on line 1, which row 0 of val/puzzle.npy "
+              "refers to")

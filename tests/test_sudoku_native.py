@@ -556,6 +556,43 @@ def test_an_official_step_file_is_used_directly(native, tmp_path):
     assert r.exit_code == 2 and "no token table" in r.output and "ptrm convert" in r.output
 
 
+def test_an_official_attention_step_file_takes_its_familys_length(native, tmp_path):
+    """A TRM-Att (RoPE) run's weights do not say its sequence length and its all_config.yaml
+    names a dataset relative to where the run started: `-c step_N` was refused ("the weights
+    do not say seq_len") although one sudoku family has its 11 tokens; now that family's 81
+    positions are taken, and the run's own settings still come from its yaml."""
+    import yaml
+
+    from ptrm_cli.app import app
+    from ptrm_cli.engine.model import TRM, TRMConfig
+
+    torch.manual_seed(0)
+    model = TRM(TRMConfig(vocab_size=11, seq_len=81, hidden_size=32, num_heads=2,
+                          expansion=2.0, L_layers=1, H_cycles=2, L_cycles=2,
+                          pos_encodings="rope", puzzle_emb_ndim=0, puzzle_emb_len=0,
+                          halt_max_steps=3)).eval()
+    run = tmp_path / "run"
+    run.mkdir()
+    torch.save({f"_orig_mod.model.inner.{k}": v for k, v in model.state_dict().items()},
+               run / "step_100")
+    arch = {"name": "trm", "hidden_size": 32, "num_heads": 2, "H_cycles": 2, "L_cycles": 2,
+            "halt_max_steps": 3, "puzzle_emb_len": 0, "expansion": 2.0,
+            "pos_encodings": "rope"}
+    (run / "all_config.yaml").write_text(yaml.safe_dump(
+        {"arch": arch, "data_paths": ["data/sudoku-extreme-1k-aug-1000"]}))
+    grid = made_puzzles(1)[0].replace("0", ".")
+    r = CliRunner().invoke(app, ["solve", "-", "-c", str(run / "step_100"), "--K", "2",
+                                 "--device", "cpu", "--json"], input=grid + "\n")
+    assert r.exit_code in (0, 1), r.output
+    out = json.loads(r.stdout)
+    assert out["type"] == "sudoku" and len(out["solution"]["grid"]) == 9
+    # eval: the same, from the installed families
+    extreme_csv(tmp_path / "test.csv", 2)
+    rep = eval_cli("--split", str(tmp_path / "test.csv"), "--K", "2", "--D", "2", "-c",
+                   str(run / "step_100"), "--out", str(tmp_path / "ev"))
+    assert rep["split"]["n"] == 2 and rep["model"]["config"]["seq_len"] == 81
+
+
 def test_official_format_checkpoint_runs_unchanged(trm_build, sudoku, native, tmp_path):
     """A TRM-MLP saved the way the official pretrain.py does (torch.compile'd state_dict), read
     with the native table: same weights, same outputs, and `ptrm eval` runs it."""

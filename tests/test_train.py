@@ -10,6 +10,7 @@ sudoku tokens (givens keep their token in the label, entered digits get digit to
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -462,6 +463,34 @@ def test_ctrl_c_saves_and_resumes_exactly(sudoku4, reference_run, tmp_path):
     assert (run / "checkpoints" / "last").resolve().name == "step_5"  # saved at that step
     assert train(None, base=config(run, sudoku4), resume=True)["step"] == 12
     assert_same_state(final_state(run), final_state(reference_run))
+    # stopped between two log lines (every 2): the line at step 6 still covers updates 5 and
+    # 6 (it covered only 6, so the curve differed from the uninterrupted run's there)
+    ref = {r["step"]: r for r in log_events(reference_run, "train")}
+    after = [r for r in log_events(run, "train")
+             if r["time"] >= log_events(run, "start")[1]["time"]]
+    assert [r["step"] for r in after] == [6, 8, 10, 12]
+    for r in after:
+        assert {k: v for k, v in r.items() if k in METRIC_KEYS} == \
+            {k: v for k, v in ref[r["step"]].items() if k in METRIC_KEYS}, r["step"]
+
+
+METRIC_KEYS = ("count", "loss", "lm_loss", "q_halt_loss", "exact_accuracy", "cell_accuracy",
+               "q_halt_accuracy", "act_steps")
+
+
+def test_train_metrics_of_a_window_where_no_slot_halted_are_null(sudoku4, tmp_path):
+    """The Q head starts at zero, so with halt_max_steps 4 and no exploration no slot halts
+    before its 4th step: those windows averaged over nothing and read 0.0 (as if every halted
+    slot were wrong)."""
+    run = tmp_path / "run"
+    model = {**TINY_ATT, "halt_max_steps": 4, "halt_exploration_prob": 0.0}
+    train(None, base=config(run, sudoku4, model=model, train={"max_steps": 4},
+                            log={"every": 1}, eval={"every_steps": 100}))
+    lines = log_events(run, "train")
+    assert [r["count"] for r in lines[:3]] == [0, 0, 0] and lines[3]["count"] == 16
+    assert all(r[k] is None for r in lines[:3]
+               for k in ("exact_accuracy", "cell_accuracy", "q_halt_accuracy", "act_steps"))
+    assert lines[3]["act_steps"] == 4.0 and lines[0]["loss"] > 0
 
 
 def test_interrupted_checkpoint_write_keeps_the_previous_one(sudoku4, reference_run, tmp_path,
@@ -471,12 +500,12 @@ def test_interrupted_checkpoint_write_keeps_the_previous_one(sudoku4, reference_
     run = tmp_path / "run"
     real = engine.write_train_state
 
-    def dies_half_way(trainer, folder, slots):
+    def dies_half_way(trainer, folder, *rest):
         if trainer.step == 8:
-            real(trainer, folder, slots)
+            real(trainer, folder, *rest)
             (folder / "train_state.json").write_text("{trunc")
             raise KeyboardInterrupt  # killed inside the write
-        real(trainer, folder, slots)
+        real(trainer, folder, *rest)
 
     monkeypatch.setattr(engine, "write_train_state", dies_half_way)
     with pytest.raises(KeyboardInterrupt):
@@ -520,6 +549,62 @@ def test_warm_start_needs_only_weights(sudoku4, reference_run, tmp_path):
                                                              "rewarmup_steps": 2}),
                    resume=True)
     assert result["step"] == 12
+
+
+def test_warm_start_from_an_official_step_file(sudoku4, reference_run, tmp_path):
+    """`--init-from run/step_N` (an official TRM file, settings in the all_config.yaml beside
+    it) and `--init-from` its `ptrm convert` without a family (the placeholder token table)
+    were refused ("no config.json", "uses the 'trm-v10' vocabulary"); both now take the
+    dataset's table and start the same run."""
+    import yaml
+
+    from ptrm_cli.engine.checkpoint import (import_official, load_checkpoint,
+                                            placeholder_vocab, save_checkpoint)
+
+    model, vocab, _ = load_checkpoint(reference_run / "checkpoints" / "step_8")
+    official = tmp_path / "official"
+    official.mkdir()
+    torch.save({f"_orig_mod.model.inner.{k}": v for k, v in model.state_dict().items()},
+               official / "step_8")
+    arch = {k: v for k, v in model.config.to_dict().items()
+            if k not in ("vocab_size", "forward_dtype")}
+    (official / "all_config.yaml").write_text(yaml.safe_dump({"arch": {"name": "trm", **arch}}))
+    converted, _, meta = import_official(official / "step_8")
+    assert len(vocab) == len(placeholder_vocab(len(vocab)))
+    save_checkpoint(tmp_path / "converted", converted, placeholder_vocab(len(vocab)), meta)
+
+    runs = []
+    for name, source in (("a", official / "step_8"), ("b", tmp_path / "converted")):
+        run = tmp_path / name
+        assert train(None, base=config(run, sudoku4), init_from=str(source))["step"] == 12
+        assert log_events(run, "start")[0]["step"] == 0  # no train_state: a new run
+        runs.append(final_state(run))
+    assert_same_state(*runs)
+    with pytest.raises(PtrmError, match="no config.json") as e:
+        train(None, base=config(tmp_path / "c", sudoku4), init_from=str(tmp_path))
+    assert "official TRM step_N file" in e.value.hint
+
+
+def test_a_warm_start_compares_weights_not_settings_they_do_not_fix():
+    """An imported TRM-MLP records num_heads as unused and its expansion as the first that
+    fits the weights: neither may refuse a config that builds the same weights."""
+    from ptrm_cli.engine.model import TRMConfig
+    from ptrm_cli.engine.train_checkpoint import _differences
+
+    mine = TRMConfig(vocab_size=11, seq_len=16, **{**TINY_MLP, "num_heads": 2,
+                                                   "expansion": 2.0})
+    same = dataclasses.replace(mine, num_heads=1, expansion=4.0, forward_dtype="bfloat16")
+    assert mine.inter_size == same.inter_size and mine.inter_size_t == same.inter_size_t
+    assert _differences(same, mine, warm=True) == {}
+    assert set(_differences(same, mine, warm=False)) == {"num_heads", "expansion",
+                                                         "forward_dtype"}
+    big = dataclasses.replace(mine, hidden_size=384)  # where expansions give other widths
+    wider = dataclasses.replace(big, expansion=4.0)
+    assert wider.inter_size != big.inter_size
+    assert set(_differences(wider, big, warm=True)) == {"expansion"}
+    att = TRMConfig(vocab_size=11, seq_len=16, **TINY_ATT)
+    assert set(_differences(dataclasses.replace(att, num_heads=1), att, warm=True)) == \
+        {"num_heads"}  # attention heads matter where there is attention
 
 
 def test_new_run_refuses_a_used_run_dir(sudoku4, reference_run):

@@ -33,7 +33,7 @@ def _family(name: str):
     """An installed codec family, by name."""
     from .. import codec as registry
 
-    families = {f.name: f for reg in registry.registered().values() for f in reg.codec.families}
+    families = {f.name: f for f in registry.families()}
     if name not in families:
         raise PtrmError(f"--family {name!r}: no installed codec has that family "
                         f"(known: {', '.join(sorted(families))})")
@@ -71,7 +71,7 @@ def convert(
     vocab = layout = None
     if family:  # its table, and its length where nothing else says it: what its codec feeds
         fam = _family(family)
-        vocab, layout = fam.vocab, (fam.seq_len, f"family {fam.name}")
+        vocab, layout = fam.vocab, lambda V: (fam.seq_len, f"family {fam.name}")
     model, vocab, meta = import_official(step_file, config_yaml=config, vocab=vocab,
                                          layout=layout, **given)
     if family and model.config.seq_len != fam.seq_len:

@@ -116,15 +116,16 @@ def solve(
     text, source = solver.read_input(input)
     loaded = None
     if codec in (None, "arc") and arc_solve.task_shaped(text):
-        loaded = solver.load_model(checkpoint, device, official_vocab=_arc_vocab())
+        loaded = solver.load_model(checkpoint, device, official_vocab=_arc_vocab(),
+                                   layouts=[_arc_family()])
         if _task_model(loaded):  # a task, and a model that learned one embedding per task
             _solve_arc_task(input, None, loaded, text=text, source=source, **arc)
     if views is not None or identifiers is not None:
         raise PtrmError("--views and --identifiers apply to ARC tasks (--task)")
     c, parsed = solver.parse_puzzle(text, codec=codec, source=source)
     # an official step_N file has no token table: family_for gives it the codec family of its
-    # layout (vocabulary size and sequence length)
-    loaded = loaded or solver.load_model(checkpoint, device)
+    # layout (vocabulary size and sequence length); a length it does not say is its family's
+    loaded = loaded or solver.load_model(checkpoint, device, layouts=c.families)
     if c.name == "arc" and _task_model(loaded):
         err_console.print("[yellow]warning:[/] this ARC model learned one embedding per task; "
                           "a lone grid or pair runs with the blank identifier, which it never "
@@ -291,10 +292,14 @@ def _many_tasks(input: str) -> bool:
         return False
 
 
-def _arc_vocab():
+def _arc_family():
     from ptrm_codecs.families import ARC
 
-    return ARC.vocab
+    return ARC
+
+
+def _arc_vocab():
+    return _arc_family().vocab
 
 
 def _task_model(loaded) -> bool:
@@ -319,7 +324,7 @@ def _solve_arc_task(input: str, task_id: str | None, model, *, K, D, sigma, pert
     task_id, task = arc_solve.read_task(path, task_id, text=None if path else text,
                                         source=source or input)
     loaded = model if isinstance(model, solver.LoadedModel) else \
-        solver.load_model(model, device, official_vocab=_arc_vocab())
+        solver.load_model(model, device, official_vocab=_arc_vocab(), layouts=[_arc_family()])
     arc_solve.check_model(loaded)
     table = arc_ids.table_for(loaded, identifiers)
     D = D or loaded.config.halt_max_steps

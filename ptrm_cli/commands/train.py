@@ -21,9 +21,10 @@ def train(
     resume: bool = typer.Option(False, "--resume",
                                 help="Continue the run in run_dir from its last checkpoint "
                                      "(exactly: same step, optimizer, data position)."),
-    init_from: str = typer.Option(None, "--init-from", metavar="CKPT_DIR",
-                                  help="Warm start a new run from a checkpoint folder: weights, "
-                                       "EMA and step; fresh optimizer moments."),
+    init_from: str = typer.Option(None, "--init-from", metavar="CKPT",
+                                  help="Warm start a new run from a checkpoint folder or an "
+                                       "official TRM step_N file: weights, EMA and step; "
+                                       "fresh optimizer moments."),
     gpus: int = typer.Option(None, "--gpus", min=1,
                              help="GPUs on this machine. More than one launches torchrun with "
                                   "one process per GPU (DistributedDataParallel)."),

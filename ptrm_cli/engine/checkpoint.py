@@ -93,7 +93,7 @@ def save_checkpoint(path, model: TRM, vocab: Vocab, meta: dict | None = None, *,
 
 
 def load_checkpoint(path, device="cpu", *, vocab: Vocab | None = None, config_yaml=None,
-                    **overrides) -> tuple[TRM, Vocab, dict]:
+                    layout=None, **overrides) -> tuple[TRM, Vocab, dict]:
     """Load a checkpoint: our directory (or the model.safetensors inside it), or an official
     TRM `step_N` file, recognised by its content (see `import_official` for its options).
 
@@ -121,7 +121,7 @@ def load_checkpoint(path, device="cpu", *, vocab: Vocab | None = None, config_ya
         return _load_ours(path.parent, path, device, vocab, overrides)
     if is_official_checkpoint(path):
         return import_official(path, config_yaml=config_yaml, vocab=vocab, device=device,
-                               **overrides)
+                               layout=layout, **overrides)
     raise CheckpointError(f"{path} is not a checkpoint",
                           hint=f"expected a ptrm checkpoint directory ({CONFIG} + {WEIGHTS}) or "
                                "an official TRM step_N file")
@@ -235,7 +235,7 @@ def placeholder_vocab(V: int) -> Vocab:
 
 
 def import_official(path, *, config_yaml=None, vocab: Vocab | None = None, device="cpu",
-                    layout: tuple[int, str] | None = None,
+                    layout: Callable[[int], tuple[int, str] | None] | None = None,
                     **overrides) -> tuple[TRM, Vocab, dict]:
     """Load an official TRM checkpoint (`step_N`, a torch.save'd state_dict).
 
@@ -245,8 +245,9 @@ def import_official(path, *, config_yaml=None, vocab: Vocab | None = None, devic
     positions, S = seq_len + P. The rest comes from `overrides` (TRMConfig field names), else
     from the run's `all_config.yaml` (`config_yaml`; by default the one next to the file, if
     any), else num_heads=8 for D=512; anything still unknown raises CheckpointError naming it.
-    `layout` = (seq_len, where from), e.g. a codec family's, is the seq_len of last resort:
-    taken only when neither the overrides, the yaml, its dataset nor the weights say it.
+    `layout(vocab_size)` -> (seq_len, where from) or None, e.g. the codec family of that
+    vocabulary size, gives the seq_len of last resort: taken only when neither the overrides,
+    the yaml, its dataset nor the weights say it.
     The vocabulary is `vocab` if given, else a generic `trm-v{V}` table (pad, tok1, ...)."""
     path = Path(path)
     state, prefix = _read_official(path)
@@ -274,8 +275,9 @@ def import_official(path, *, config_yaml=None, vocab: Vocab | None = None, devic
         cfg["pos_encodings"] = "none"             # TRM-MLP has no attention: rope would be unused
     if S is not None:
         _resolve_lengths(cfg, S, path, source)
-    if "seq_len" not in cfg and layout is not None:
-        cfg["seq_len"], source["seq_len"] = layout
+    if "seq_len" not in cfg and layout is not None and \
+            (given_layout := layout(cfg["vocab_size"])) is not None:
+        cfg["seq_len"], source["seq_len"] = given_layout
         if S is not None:
             _resolve_lengths(cfg, S, path, source)
     if "expansion" not in cfg:
@@ -285,21 +287,20 @@ def import_official(path, *, config_yaml=None, vocab: Vocab | None = None, devic
     missing = [k for k in NOT_IN_WEIGHTS if k not in cfg]
     if missing:
         if yaml_path is None:
-            where = ("put the run's all_config.yaml next to the step file (`ptrm solve` and "
-                     "`ptrm eval` read it there), or convert it once: `ptrm convert STEP "
-                     "--config all_config.yaml` or ")
+            where = ("put the run's all_config.yaml next to the step file (`ptrm solve`, "
+                     "`ptrm eval` and `ptrm train --init-from` read it there), or convert it "
+                     "once: `ptrm convert STEP --config all_config.yaml` or ")
         else:  # it was read: saying "put it there" would send the user in a circle
             where = f"{yaml_path} does not give them either"
             if "seq_len" in missing:
                 where += (" (seq_len comes from the dataset.json of its data_paths, "
-                          f"{', '.join(data_paths) or 'none'}, not readable from here: they "
-                          "are relative to where the run started; `ptrm convert STEP "
-                          "--family F` takes it from the family's layout)")
-            where += "; pass "
+                          f"{', '.join(data_paths) or 'none'}, not readable from here; "
+                          "`ptrm convert STEP --family F` takes it from the family's layout)")
+            where += "; convert it once: "
         raise CheckpointError(
             f"{path}: the weights do not say {', '.join(missing)}",
-            hint=where + "`--set KEY=VALUE` for each (in Python, import_official(..., "
-                 "KEY=VALUE)). Usual values: "
+            hint=where + "`ptrm convert STEP --set KEY=VALUE` for each (in Python, "
+                 "import_official(..., KEY=VALUE)). Usual values: "
                  + "; ".join(f"{k}: {NOT_IN_WEIGHTS[k]}" for k in missing))
     try:
         config = TRMConfig.from_dict(cfg)
@@ -394,7 +395,8 @@ def _resolve_lengths(cfg: dict, S: int, path: Path, source: dict) -> None:
 
 def _check_expansion(cfg: dict, sd: dict, S: int | None, path: Path) -> None:
     """expansion only fixes the SwiGLU width through a rounding rule, so check the width it
-    gives; if none was given, take the smallest whole expansion that explains the weights."""
+    gives; if none was given, take 4 (every published run's) if it explains the weights,
+    else the smallest whole expansion that does."""
     inter = sd["L_level.layers.0.mlp.gate_up_proj.weight"].shape[0] // 2
     widths = [(cfg["hidden_size"], inter)]
     if S is not None and cfg["mlp_t"]:

@@ -56,6 +56,7 @@ def save(tr: Trainer, reason: str = "") -> Path:
     `last` moves only after it exists, so an interrupted write leaves the previous
     checkpoint as the latest."""
     carry = gather_to_main(tr.local_slots(), tr.dist) if tr.cfg.checkpoint.carry else None
+    window = tr.metric_window()
     check_replicas(tr.model, tr.dist, tr.step)
     path = step_dir(tr.ckpt_dir, tr.step)
     if tr.dist.main:
@@ -66,7 +67,7 @@ def save(tr: Trainer, reason: str = "") -> Path:
         # ARC datasets name their puzzle-embedding rows: the checkpoint keeps the names, so
         # `ptrm solve --task` finds a task's views without the dataset at hand
         save_checkpoint(path, model, tr.dataset.vocab, meta,
-                        write_extra=lambda tmp: write_train_state(tr, tmp, carry),
+                        write_extra=lambda tmp: write_train_state(tr, tmp, carry, window),
                         identifiers=tr.dataset.meta.get("identifiers"))
         _point(tr.ckpt_dir / "last", path.name)
         if tr.best is not None and tr.best["step"] == tr.step:
@@ -77,8 +78,10 @@ def save(tr: Trainer, reason: str = "") -> Path:
     return path
 
 
-def write_train_state(tr: Trainer, folder: Path, slots: dict | None) -> None:
-    """Called inside save_checkpoint's temporary folder: everything beyond the EMA weights."""
+def write_train_state(tr: Trainer, folder: Path, slots: dict | None,
+                      window: dict | None = None) -> None:
+    """Called inside save_checkpoint's temporary folder: everything beyond the EMA weights
+    (`window`: the train metrics since the last log line, Trainer.metric_window)."""
     limit = int(tr.cfg.checkpoint.max_file_mb * 2**20)
     files = {}
     if tr.ema is not None:  # without EMA, model.safetensors already holds the raw weights
@@ -98,6 +101,7 @@ def write_train_state(tr: Trainer, folder: Path, slots: dict | None) -> None:
         "optimizer": {"step": t, "lr_scale": tr.lr_scale(max(tr.step, 1))},
         "best": tr.best, "last_eval": tr.last_eval, "rewarm_from": tr.rewarm_from,
         "world_size": tr.dist.world, "rng": _get_rng(), "files": files,
+        "train_window": window,
         "config": tr.resolved_dict(),
     }
     (folder / "train_state.json").write_text(json.dumps(state, indent=1) + "\n")
@@ -185,35 +189,66 @@ def _complete(d: Path) -> bool:
 
 # -- reading -------------------------------------------------------------------------------------
 
+def _differences(ckpt: TRMConfig, mine: TRMConfig, *, warm: bool) -> dict:
+    """{setting: (checkpoint's, config's)} where the two models differ. A warm start only
+    needs the same weights: it ignores what no weight depends on (the compute dtype; heads of
+    a TRM-MLP, which has no attention) and an expansion that gives the same SwiGLU widths."""
+    diff = {k: (v, getattr(mine, k)) for k, v in ckpt.to_dict().items()
+            if getattr(mine, k) != v}
+    if warm:
+        diff.pop("forward_dtype", None)
+        if ckpt.mlp_t and mine.mlp_t:
+            diff.pop("num_heads", None)
+        same = dataclasses.replace(mine, expansion=ckpt.expansion)
+        if "expansion" in diff and (same.inter_size, same.mlp_t and same.inter_size_t) == (
+                mine.inter_size, mine.mlp_t and mine.inter_size_t):
+            diff.pop("expansion")
+    return diff
+
+
 def restore(tr: Trainer, path: Path, *, exact: bool) -> None:
     """Load a checkpoint folder into the trainer: exactly (every piece of state) or as a warm
-    start (weights, EMA, step; fresh optimizer moments and carry)."""
-    if not (path / CKPT_CONFIG).exists():
-        raise PtrmError(f"{path} is not a ptrm checkpoint folder (no {CKPT_CONFIG})")
-    doc = json.loads((path / CKPT_CONFIG).read_text())
-    ckpt_cfg = TRMConfig.from_dict(doc["model"])
-    mine = dataclasses.replace(tr.model_cfg,
-                               halt_exploration_prob=ckpt_cfg.halt_exploration_prob)
+    start (weights, EMA, step; fresh optimizer moments and carry). A warm start also takes an
+    official TRM step_N file (settings from the all_config.yaml beside it)."""
+    from . import checkpoint as ck
     from ..vocab import Vocab
 
-    Vocab.from_json(doc["vocab"]).check_same(tr.dataset.vocab, what=f"checkpoint {path}",
-                                             other_what="the dataset")
+    official = path.is_file() and ck.is_official_checkpoint(path)
+    if official and not exact:  # its own table is a placeholder: it takes the dataset's
+        model, _, _ = ck.import_official(path, vocab=tr.dataset.vocab)
+        ckpt_cfg, weights = model.config, model.state_dict()
+    elif not (path / CKPT_CONFIG).exists():
+        raise PtrmError(f"{path} is not a ptrm checkpoint folder (no {CKPT_CONFIG})",
+                        hint="--init-from takes a checkpoint folder (`ptrm train` writes them "
+                             "in RUN_DIR/checkpoints) or an official TRM step_N file")
+    else:
+        doc = json.loads((path / CKPT_CONFIG).read_text())
+        ckpt_cfg = TRMConfig.from_dict(doc["model"])
+        vocab = Vocab.from_json(doc["vocab"])
+        if exact or vocab != ck.placeholder_vocab(len(tr.dataset.vocab)):
+            # an official import kept its placeholder table: it takes the dataset's, as a
+            # step file does; any other table must be the dataset's
+            vocab.check_same(tr.dataset.vocab, what=f"checkpoint {path}",
+                             other_what="the dataset")
+        weights = None
+    mine = dataclasses.replace(tr.model_cfg,
+                               halt_exploration_prob=ckpt_cfg.halt_exploration_prob)
     table_rows = None
     if ckpt_cfg.num_puzzle_identifiers != mine.num_puzzle_identifiers and not exact:
         table_rows = ckpt_cfg.num_puzzle_identifiers
         ckpt_cfg = dataclasses.replace(ckpt_cfg,
                                        num_puzzle_identifiers=mine.num_puzzle_identifiers)
-    if ckpt_cfg != mine:
-        diff = {k: (v, getattr(mine, k)) for k, v in ckpt_cfg.to_dict().items()
-                if getattr(mine, k) != v}
+    diff = _differences(ckpt_cfg, mine, warm=not exact)
+    if diff:
         raise PtrmError(f"{path}: the checkpoint's model differs from the config's: "
                         + ", ".join(f"{k} {a!r} vs {b!r}" for k, (a, b) in diff.items()))
     state_file = path / "train_state.json"
-    state = _read_json(state_file) if state_file.exists() else None
+    state = _read_json(state_file) if not official and state_file.exists() else None
     from safetensors.torch import load_file
 
-    weights = load_file(str(path / CKPT_WEIGHTS))      # EMA params (if EMA) + raw buffers
-    raw = _load_tensors(path, "train_state") or {}
+    if weights is None:
+        weights = load_file(str(path / CKPT_WEIGHTS))  # EMA params (if EMA) + raw buffers
+    raw = {} if official else _load_tensors(path, "train_state") or {}
     if table_rows is not None and "puzzle_emb.weights" in weights:
         # the reference's rule for a different puzzle set: every row = the mean row
         w = weights["puzzle_emb.weights"]
@@ -260,6 +295,8 @@ def restore(tr: Trainer, path: Path, *, exact: bool) -> None:
         tr.load_slots(slots)
         _set_rng(state.get("rng") or {})
         tr.rewarm_from = state.get("rewarm_from")
+        if state.get("train_window"):  # checkpoints before it had none: the window restarts
+            tr.load_metric_window(state["train_window"])
     else:
         tr.rewarm_from = tr.step                        # fresh moments: optional re-warm-up
     if not changed:

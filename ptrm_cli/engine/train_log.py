@@ -66,8 +66,8 @@ class Reporter:
 
     def train(self, step: int, m: dict, **extra) -> None:
         self._write({"event": "train", "step": step, **extra, **m})
-        info = (f"loss {m['loss']:.4f} exact {m['exact_accuracy']:.3f} "
-                f"q {m['q_halt_accuracy']:.3f} {extra['steps_per_s']:.2f} it/s")
+        info = (f"loss {m['loss']:.4f} exact {_share(m['exact_accuracy'])} "
+                f"q {_share(m['q_halt_accuracy'])} {extra['steps_per_s']:.2f} it/s")
         if self.progress is not None:
             self.progress.update(self.task, info=info)
         elif self.mode == "lines":
@@ -99,3 +99,8 @@ def _json_default(o):
     if isinstance(o, Path):
         return str(o)
     return str(o)
+
+
+def _share(v: float | None) -> str:
+    """A train metric over the slots that halted: '-' when none halted in the window."""
+    return "  -  " if v is None else f"{v:.3f}"

@@ -172,6 +172,9 @@ class Trainer:
         self.last_eval: dict | None = None
         self._init_slots()
         self._explore_gen = torch.Generator(device=self.device)
+        # train metrics summed since the last log line (read_train_metrics)
+        self._metric_sum = torch.zeros(8, dtype=torch.float64, device=self.device)
+        self._metric_steps = 0
 
         if resume and cfg.resume.init_from:
             raise PtrmError("--resume and --init-from together: resume continues this run, "
@@ -197,8 +200,6 @@ class Trainer:
         self.forward: nn.Module = _TrainStep(self.model, step_fn)
         if self.dist.on:
             self.forward = wrap_ddp(self.forward, self.dist)
-        self._metric_sum = torch.zeros(8, dtype=torch.float64, device=self.device)
-        self._metric_steps = 0
         self._stop_signal: int | None = None
         self._last_saved = self.step if self.resumed_from else -1
 
@@ -320,17 +321,34 @@ class Trainer:
         g = torch.Generator().manual_seed(_mix(self.cfg.seed + 1, step))
         return int(torch.randint(0, top + 1, (1,), generator=g))
 
-    def read_train_metrics(self) -> dict:
-        """Mean train metrics since the last call (one device sync; all ranks must call it)."""
+    def metric_window(self) -> dict:
+        """The train metrics summed since the last log line over all ranks, and the updates
+        they cover (one device sync; all ranks must call it). A checkpoint keeps it, so a run
+        resumed between two log lines logs its window whole, as an uninterrupted run does."""
         m = self._metric_sum.clone()
         if self.dist.on:
             dist.all_reduce(m)
-        m = m.tolist()
-        n = max(1.0, m[0])
-        rows = max(1, self._metric_steps) * self.G
-        out = {"count": int(m[0]), "cell_accuracy": m[1] / n, "exact_accuracy": m[2] / n,
-               "q_halt_accuracy": m[3] / n, "act_steps": m[4] / n, "lm_loss": m[5] / rows,
-               "q_halt_loss": m[6] / rows, "loss": m[7] / rows}
+        return {"sum": m.tolist(), "steps": self._metric_steps}
+
+    def load_metric_window(self, window: dict) -> None:
+        """The saved window back: its sum on one rank (the next log line sums over ranks)."""
+        self._metric_sum.zero_()
+        if self.dist.main:
+            self._metric_sum += torch.tensor(window["sum"], dtype=torch.float64,
+                                             device=self.device)
+        self._metric_steps = int(window["steps"])
+
+    def read_train_metrics(self) -> dict:
+        """Mean train metrics since the last call (all ranks must call it). Those over the
+        slots that halted are None when none halted in the window (nothing to average)."""
+        window = self.metric_window()
+        m = window["sum"]
+        n = m[0] or None
+        rows = max(1, window["steps"]) * self.G
+        out = {"count": int(m[0]), **{k: m[i] / n if n else None for i, k in (
+                   (1, "cell_accuracy"), (2, "exact_accuracy"), (3, "q_halt_accuracy"),
+                   (4, "act_steps"))},
+               "lm_loss": m[5] / rows, "q_halt_loss": m[6] / rows, "loss": m[7] / rows}
         self._metric_sum.zero_()
         self._metric_steps = 0
         return out
