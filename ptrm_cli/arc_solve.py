@@ -94,6 +94,16 @@ def _checked(task, name: str, source: str) -> dict:
 
 # -- the model -----------------------------------------------------------------------------------
 
+def load_model(checkpoint, device: str):
+    """solver.load_model for ARC data: an official step_N file, which has no token table of its
+    own, takes TRM's ARC one (and its canvas length, where neither weights nor yaml say it)."""
+    from ptrm_codecs.families import ARC
+
+    from . import solver
+
+    return solver.load_model(checkpoint, device, official_vocab=ARC.vocab, layouts=[ARC])
+
+
 def check_model(loaded) -> None:
     """A TRM ARC model: the ARC token table and canvas, and per-task puzzle embeddings."""
     from ptrm_codecs.families import ARC

@@ -133,5 +133,5 @@ def puzzle_text(codec: Codec, puzzle: Puzzle) -> str:
             f"codec {codec.name!r} has no text form that its parse reads back (no to_url, no "
             f"to_pzprv3, and its key {key[:40]!r} does not parse to the same puzzle): a "
             "dataset stores each puzzle as text", hint="give the codec a to_url, or a key "
-            "that parse reads (docs/PLUGINS.md, 'Writing')")
+            "that parse reads (docs/PLUGINS.md, the contract: key)")
     return key

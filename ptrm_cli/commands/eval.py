@@ -107,7 +107,7 @@ def evaluate(
     # torch and the engine load here, not when `ptrm --help` starts
     from .. import evaluate as ev_mod
     from ..eval_sets import resolve_split
-    from .. import codec as registry, solver
+    from .. import arc_solve, codec as registry, solver
     from ..engine import distributed
 
     on = None
@@ -140,9 +140,8 @@ def evaluate(
             raise PtrmError("--resume applies to puzzle splits: an ARC evaluation runs whole")
         # an official step_N file has no token table: an ARC dataset says it is TRM's ARC one;
         # a sequence length it does not say is that of the one family of its vocabulary size
-        loaded = solver.load_model(checkpoint, device,
-                                   official_vocab=_arc_vocab() if arc else None,
-                                   layouts=[_arc_family()] if arc else registry.families())
+        loaded = arc_solve.load_model(checkpoint, device) if arc else \
+            solver.load_model(checkpoint, device, layouts=registry.families())
         if sigma_from is not None and main and \
                 (why := ev_mod.sweep_model_differs(sigma_from, loaded)) is not None:
             err_console.print(f"[yellow]warning:[/] {esc(why)}", highlight=False, soft_wrap=True)
@@ -264,16 +263,6 @@ def _is_arc(data: Path) -> bool:
         return json.loads((data / "meta.json").read_text()).get("family") == "arc"
     except (OSError, ValueError, AttributeError):
         return False
-
-
-def _arc_family():
-    from ptrm_codecs.families import ARC
-
-    return ARC
-
-
-def _arc_vocab():
-    return _arc_family().vocab
 
 
 def _eval_arc(loaded, data: Path, split: str, *, K, D, sigma, seed, limit, memory, out,

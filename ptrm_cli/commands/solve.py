@@ -116,8 +116,7 @@ def solve(
     text, source = solver.read_input(input)
     loaded = None
     if codec in (None, "arc") and arc_solve.task_shaped(text):
-        loaded = solver.load_model(checkpoint, device, official_vocab=_arc_vocab(),
-                                   layouts=[_arc_family()])
+        loaded = arc_solve.load_model(checkpoint, device)
         if _task_model(loaded):  # a task, and a model that learned one embedding per task
             _solve_arc_task(input, None, loaded, text=text, source=source, **arc)
     if views is not None or identifiers is not None:
@@ -292,16 +291,6 @@ def _many_tasks(input: str) -> bool:
         return False
 
 
-def _arc_family():
-    from ptrm_codecs.families import ARC
-
-    return ARC
-
-
-def _arc_vocab():
-    return _arc_family().vocab
-
-
 def _task_model(loaded) -> bool:
     """An ARC model with per-task embeddings: it solves tasks, not lone grids."""
     from ..arc_ids import has_table
@@ -324,7 +313,7 @@ def _solve_arc_task(input: str, task_id: str | None, model, *, K, D, sigma, pert
     task_id, task = arc_solve.read_task(path, task_id, text=None if path else text,
                                         source=source or input)
     loaded = model if isinstance(model, solver.LoadedModel) else \
-        solver.load_model(model, device, official_vocab=_arc_vocab(), layouts=[_arc_family()])
+        arc_solve.load_model(model, device)
     arc_solve.check_model(loaded)
     table = arc_ids.table_for(loaded, identifiers)
     D = D or loaded.config.halt_max_steps
