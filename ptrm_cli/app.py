@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import signal
 import sys
 import warnings
 
@@ -32,6 +33,9 @@ class _Group(TyperGroup):
 
     def invoke(self, ctx):
         try:
+            # SIGTERM (a scheduler, `timeout`, `kill`) stops a command as Ctrl-C does: what
+            # is finished is kept and said (train saves a checkpoint on either by itself)
+            signal.signal(signal.SIGTERM, _interrupt)
             return super().invoke(ctx)
         except PtrmError as e:
             err_console.print(f"[bold red]error:[/] {esc(e)}", highlight=False,
@@ -42,6 +46,10 @@ class _Group(TyperGroup):
         except KeyboardInterrupt:
             err_console.print("[yellow]interrupted[/]")
             raise typer.Exit(130)
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
 
 
 app = typer.Typer(cls=_Group, help=HELP, no_args_is_help=True, add_completion=False,

@@ -90,3 +90,35 @@ def _exchange(a: Path, b: Path) -> bool:
         return False
     at_fdcwd, rename_exchange = -100, 2
     return renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
+
+
+@contextlib.contextmanager
+def exclusive(path: str | os.PathLike, what: str):
+    """Hold the one writer's lock on `path` (a file or folder a job writes) for the block; a
+    second job on the same path fails at once with a PtrmError instead of mixing its output in.
+    The lock is an flock on a hidden sibling (`.NAME.lock`), released when the process ends,
+    however it ends; the file stays (removing it would race with a job taking it)."""
+    import fcntl
+
+    from .errors import PtrmError
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock = path.parent / f".{path.name}.lock"
+    with open(lock, "a+") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.seek(0)
+            holder = f.read().strip() or "another process"
+            raise PtrmError(f"{path}: another ptrm job is writing it ({holder})",
+                            hint=f"wait for it to end, or give this {what} another path") \
+                from None
+        f.seek(0)
+        f.truncate()
+        f.write(f"pid {os.getpid()}")
+        f.flush()
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)

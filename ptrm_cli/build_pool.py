@@ -27,32 +27,37 @@ def pmap(fn: Callable, tasks: list, workers: int, tick: Callable[[int], None],
     are the same either way (ordered; all randomness is keyed by puzzle)."""
     if workers <= 1 or len(tasks) < 2 * chunksize:
         for t in tasks:
-            yield fn(t)
-            tick(1)
+            result = fn(t)
+            tick(1)  # before handing it on: a consumer that stops at the last never resumes us
+            yield result
         return
     method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
     with mp.get_context(method).Pool(workers, initializer=_quiet_worker) as pool:
         for r in pool.imap(fn, tasks, chunksize=chunksize):
-            yield r
             tick(1)
+            yield r
 
 
 def _quiet_worker() -> None:
     """Ctrl-C reaches the whole process group: the parent stops the pool (and the build, which
     writes nothing), the workers stay quiet instead of printing a traceback each."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the pool ends its workers with it
 
 
 class Progress:
-    """A Rich progress bar on stderr, or nothing."""
+    """A Rich progress bar on stderr; where stderr is not a terminal (a log, CI), a line per
+    tenth of each stage; or nothing."""
 
     def __init__(self, enabled: bool):
+        from .console import err_console
+
         self.p = None
-        if enabled:
+        self.lines = enabled and not err_console.is_terminal
+        if enabled and not self.lines:
             from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
                                        TimeElapsedColumn, TimeRemainingColumn)
 
-            from .console import err_console
             self.p = Progress(TextColumn("{task.description:<7}"), BarColumn(),
                               MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
                               console=err_console, transient=True)
@@ -67,6 +72,16 @@ class Progress:
             self.p.__exit__(*exc)
 
     def task(self, description: str, total: int | None) -> Callable[[int], None]:
+        if self.lines and total:
+            from .console import progress_lines
+
+            update, done = progress_lines(description), 0
+
+            def tick(n: int) -> None:
+                nonlocal done
+                done += n
+                update(done / total)
+            return tick
         if not self.p:
             return lambda n: None
         tid = self.p.add_task(description, total=total)

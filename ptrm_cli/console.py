@@ -5,6 +5,7 @@ goes in through `esc`: `[b]` in a file name must print as itself, not open a sty
 the printer. Emoji codes stay off for the same reason (`:x:` in a device name is text).
 """
 
+import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -14,6 +15,11 @@ from rich.markup import escape
 
 console = Console(emoji=False)
 err_console = Console(stderr=True, emoji=False)
+for _c in (console, err_console):
+    # piped into a file or a log, Rich would wrap every line at 80 columns (grep then misses
+    # a message split in two); there, lines stay whole unless COLUMNS says otherwise
+    if not _c.is_terminal and "COLUMNS" not in os.environ:
+        _c.width = 400
 
 
 def esc(value) -> str:
@@ -36,6 +42,12 @@ def fraction_progress(label: str, every: float = 0.1) -> Iterator[Callable[[floa
             task = bar.add_task(label, total=1.0)
             yield lambda fraction: bar.update(task, completed=fraction)
         return
+    yield progress_lines(label, every)
+
+
+def progress_lines(label: str, every: float = 0.1) -> Callable[[float], None]:
+    """`update(fraction)` that prints a line on stderr each time another `every` of the work
+    is done: progress where no live bar can be drawn."""
     t0, shown = time.perf_counter(), 0
 
     def update(fraction: float) -> None:
@@ -48,4 +60,4 @@ def fraction_progress(label: str, every: float = 0.1) -> Iterator[Callable[[floa
         err_console.print(f"{label} {fraction:.0%} · {elapsed:.0f} s elapsed · "
                           f"~{elapsed * (1 - fraction) / fraction:.0f} s left", highlight=False)
 
-    yield update
+    return update

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import json
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 
 import typer
 from rich.table import Table
 
 from .. import build as B
+from ..atomic import exclusive
 from ..console import console, err_console, esc
 from ..errors import PtrmError
 from ..options import JSON, type_list
@@ -111,9 +113,11 @@ def build_data(
         family=family, workers=workers or B.default_workers(),
         val_keys=None if val_from is None else B.read_val_keys(val_from),
         exclude_keys=frozenset().union(*(B.read_dataset_keys(d, augmentation) for d in exclude)),
-        progress=not as_json and err_console.is_terminal)
+        progress=not as_json)
     try:
-        result = B.build(sources, None if dry_run else out, opts)
+        # one build per folder: a second would report what the other one's swap replaced
+        with nullcontext() if dry_run else exclusive(out, "build-data --out"):
+            result = B.build(sources, None if dry_run else out, opts)
     except B.BuildError as e:
         _report(e.result, as_json)
         raise

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
+from contextlib import ExitStack
 
 from pathlib import Path
 
 import typer
 
+from ..atomic import exclusive
 from ..console import console, err_console, esc, fraction_progress
 from ..errors import PtrmError, is_out_of_memory
 from ..options import DEVICE, JSON, resolve_device, type_list
@@ -127,7 +129,7 @@ def evaluate(
         distributed.check_gpus(gpus, device)
         raise typer.Exit(distributed.relaunch(gpus))
     # every rank leaves the group together at the end (see distributed.teardown)
-    with distributed.group(resolve_device(device)) as device:
+    with distributed.group(resolve_device(device)) as device, ExitStack() as hold:
         main = distributed.is_main()
         budget = solver.parse_memory(memory)
         arc = data is not None and _is_arc(Path(data).expanduser())
@@ -160,6 +162,12 @@ def evaluate(
             chunk_rows=solver.plan_chunk_rows(loaded.config, K, D, budget, record_steps=True),
             det_chunk_rows=solver.plan_chunk_rows(loaded.config, 1, D, budget))
         out = out or Path(f"eval_{Path(evset.name).name}")
+        if out.exists() and not out.is_dir():  # before any work, not when the first run saves
+            raise PtrmError(f"--out {out} is a file",
+                            hint="pass a folder: report.json, the plots and partial.json go "
+                                 "there")
+        if main:  # one evaluation per folder: two would overwrite each other's partial.json
+            hold.enter_context(exclusive(out, "eval --out"))
         saved = _saved_runs(out, loaded, evset, settings, resume=resume, write=main)
 
         if not main:  # other ranks of a torchrun launch: compute their share, print nothing

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import os
 import re
+from contextlib import nullcontext
+from pathlib import Path
 
 import typer
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
                            TimeElapsedColumn, TimeRemainingColumn)
 
-from ..console import err_console, esc
+from ..atomic import exclusive
+from ..console import err_console, esc, fraction_progress
 from ..errors import PtrmError
 from ..generate import MODULES
 from ..options import SEED
@@ -72,6 +75,7 @@ def generate(
 
     gen = get(type)
     codec = registry.get(gen.name)  # fail now, not in a worker, when the codec is missing
+    _check_out(out)
     rows, cols = _size(size, gen.default_size)
     gen.check_size(rows, cols)
     knobs = Knobs(minimal=minimal, max_clues=max_clues, min_difficulty=min_difficulty,
@@ -82,10 +86,13 @@ def generate(
                    else os.cpu_count() or 1)
     job = Job(codec.name, rows, cols, seed, knobs)
 
+    bar = not quiet and err_console.is_terminal  # else a line per tenth (a log, CI)
     progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(),
                         MofNCompleteColumn(), TextColumn("{task.fields[rate]}"),
                         TimeElapsedColumn(), TimeRemainingColumn(),
-                        console=err_console, disable=quiet, transient=False)
+                        console=err_console, disable=not bar, transient=False)
+    label = f"{job.type} {rows}x{cols}"
+    lines = nullcontext(None) if bar or quiet else fraction_progress(label)
     state = {"present": 0}
 
     def on_start(todo: int, present: int, beyond: int) -> None:
@@ -94,8 +101,7 @@ def generate(
             err_console.print(f"{esc(out)}: {present + beyond} puzzle(s) already there"
                               f"{_beyond(beyond, n)}; making {todo} more", highlight=False,
                               soft_wrap=True)
-        state["task"] = progress.add_task(f"{job.type} {rows}x{cols}", total=n,
-                                          completed=present, rate="")
+        state["task"] = progress.add_task(label, total=n, completed=present, rate="")
 
     def on_done(index: int) -> None:
         progress.advance(state["task"])
@@ -103,8 +109,11 @@ def generate(
         if task.elapsed:
             rate = 60 * (task.completed - state["present"]) / task.elapsed
             progress.update(state["task"], rate=f"{rate:.0f}/min")
+        if state["line"] is not None:
+            state["line"](task.completed / n)
 
-    with progress:
+    # one job per file: a second one on it would interleave its lines with this one's
+    with exclusive(out, "generate --out"), progress, lines as state["line"]:
         summary = run(job, n, out, workers=workers, on_start=on_start, on_done=on_done)
     made, secs = summary["made"], summary["seconds"]
     if made:
@@ -115,6 +124,18 @@ def generate(
     else:
         err_console.print(f"{esc(out)} already holds all {n} puzzles"
                           f"{_beyond(summary['beyond'], n)}", highlight=False, soft_wrap=True)
+
+
+def _check_out(out: str) -> None:
+    """A file path: generate reads what is there to resume, then appends (a pipe or a device
+    would block the reading or refuse the syncing)."""
+    if out == "-":
+        raise PtrmError("--out -: generate writes a file it can resume from, not stdout",
+                        hint="pass a .jsonl path")
+    path = Path(out)
+    if path.exists() and not path.is_file() and not path.is_dir():  # a folder: said later
+        raise PtrmError(f"--out {out}: not a regular file (a pipe or device)",
+                        hint="pass a .jsonl path; generate reads it back to resume")
 
 
 def _beyond(beyond: int, n: int) -> str:

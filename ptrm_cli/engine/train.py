@@ -26,9 +26,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from contextlib import nullcontext
+from pathlib import Path
 
 import torch.distributed as dist
 
+from ..atomic import exclusive
 from ..errors import PtrmError
 from . import distributed
 from .data import Dataset
@@ -52,11 +55,16 @@ def train(config: str | os.PathLike | None, sets: list[str] | tuple = (), *, res
     if device:
         sets.append(f"device={device}")
     cfg = load_config(config, sets, base=base)
+    run_dir = Path(cfg.run_dir)
+    if run_dir.exists() and not run_dir.is_dir():
+        raise PtrmError(f"run_dir {run_dir} is a file", hint="set run_dir to a folder")
     dist_info = setup_distributed(cfg.device)
     try:
-        trainer = Trainer(cfg, resume=resume, dataset=dataset, on_step=on_step,
-                          dist_info=dist_info)
-        result = trainer.run()
+        # one run per run_dir (rank 0 writes it): a second would mix its checkpoints in
+        with exclusive(run_dir, "run (run_dir)") if dist_info.main else nullcontext():
+            trainer = Trainer(cfg, resume=resume, dataset=dataset, on_step=on_step,
+                              dist_info=dist_info)
+            result = trainer.run()
     except BaseException:  # no barrier here: the other ranks may never reach it
         if dist_info.on and dist.is_initialized():
             dist.destroy_process_group()

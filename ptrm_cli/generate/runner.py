@@ -170,6 +170,7 @@ def run(job: Job, n: int, out: str | os.PathLike, *, workers: int = 1,
 def _quiet_worker() -> None:
     """Ctrl-C reaches the whole process group: the parent stops the pool, workers stay quiet."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the pool ends its workers with it
 
 
 def _results(job: Job, todo: list[int], workers: int, make) -> Iterator[tuple[int, str]]:
