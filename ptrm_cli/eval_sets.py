@@ -329,6 +329,8 @@ def resolve_split(split: str, data: str | None, loaded: LoadedModel, *,
             if not d.is_dir():
                 raise PtrmError(f"--data {data}: no such dataset folder")
             ev = load_dataset_split(d, split, loaded, limit=limit)
+        elif p.exists():  # /dev/null, a pipe: not something a split is read from
+            raise PtrmError(f"--split {split}: not a regular file or a dataset folder")
         elif "/" in split or "\\" in split or p.suffix:  # meant as a path
             raise PtrmError(f"--split {split}: no such file (not golden, a file or a dataset "
                             "folder)")

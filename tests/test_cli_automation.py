@@ -157,3 +157,22 @@ def test_sigterm_stops_a_command_as_ctrl_c_does(tmp_path):
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert "interrupted" in err and "Traceback" not in err
+
+
+def test_ctrl_c_while_the_commands_load_is_quiet(monkeypatch, capsys):
+    """A Ctrl-C in the first half second (torch loading) printed a 22-line traceback."""
+    import ptrm_cli.__main__ as entry
+
+    class Loading:
+        def __getattr__(self, name):
+            raise KeyboardInterrupt
+
+    monkeypatch.setitem(sys.modules, "ptrm_cli.app", Loading())
+    with pytest.raises(SystemExit) as e:
+        entry.main()
+    assert e.value.code == 130 and capsys.readouterr().err == "interrupted\n"
+
+
+def test_eval_of_a_split_that_is_a_device_says_so():
+    r = run("eval", "--split", "/dev/null", "--K", "1")
+    assert r.exit_code == 2 and "not a regular file or a dataset folder" in flat(r)
