@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-from contextlib import nullcontext
 from pathlib import Path
 
 import typer
@@ -12,7 +11,7 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
                            TimeElapsedColumn, TimeRemainingColumn)
 
 from ..atomic import exclusive
-from ..console import err_console, esc, fraction_progress
+from ..console import err_console, esc, progress_lines
 from ..errors import PtrmError
 from ..generate import MODULES
 from ..options import SEED
@@ -92,8 +91,7 @@ def generate(
                         TimeElapsedColumn(), TimeRemainingColumn(),
                         console=err_console, disable=not bar, transient=False)
     label = f"{job.type} {rows}x{cols}"
-    lines = nullcontext(None) if bar or quiet else fraction_progress(label)
-    state = {"present": 0}
+    state = {"present": 0, "line": None if bar or quiet else progress_lines(label)}
 
     def on_start(todo: int, present: int, beyond: int) -> None:
         state["present"] = present
@@ -113,7 +111,7 @@ def generate(
             state["line"](task.completed / n)
 
     # one job per file: a second one on it would interleave its lines with this one's
-    with exclusive(out, "generate --out"), progress, lines as state["line"]:
+    with exclusive(out, "generate --out"), progress:
         summary = run(job, n, out, workers=workers, on_start=on_start, on_done=on_done)
     made, secs = summary["made"], summary["seconds"]
     if made:
