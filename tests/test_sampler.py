@@ -120,3 +120,19 @@ def test_no_puzzles(model):
 def test_bad_settings_are_refused(bad):
     with pytest.raises(ValueError):
         SamplerConfig(**bad)
+
+
+def test_rank0_reports_its_shards_progress_for_every_rank(model, inputs, monkeypatch):
+    """Sharded over processes, progress came only when every rank had finished: a long
+    evaluation on 4 GPUs printed nothing until its end (one was cut off with no output)."""
+    from ptrm_cli.engine import distributed
+
+    monkeypatch.setattr(distributed, "world", lambda: (0, 2))
+    monkeypatch.setattr(distributed, "gather", lambda local, n=None: [local, local])
+    seen = []
+    distributed.sample(model, inputs, SamplerConfig(K=2, D=1, chunk_rows=2),
+                       on_chunk=lambda done, total: seen.append((done, total)))
+    P = inputs.shape[0]
+    assert len(seen) > 2 and all(total == P for _, total in seen)
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+    assert all(d < P for d, _ in seen[:-1]) and seen[-1] == (P, P)  # 100% once gathered

@@ -134,15 +134,21 @@ def sample(model, inputs: torch.Tensor, cfg, *, seed: int = 0, puzzle_ids=None,
         return sample_one(model, inputs, cfg, seed=seed, puzzle_ids=puzzle_ids,
                           on_chunk=on_chunk, **kw)
     local = None
+    P = inputs.shape[0]
     if rank < n:
-        lo, hi = shard(inputs.shape[0], rank, n)
+        lo, hi = shard(P, rank, n)
+        # rank 0 reports its own share's progress for all (the shards are alike in size):
+        # a long evaluation shows how far it got, not only when it ends
+        mine = None if on_chunk is None or rank != 0 or hi == lo else \
+            (lambda stop, total: on_chunk(min(P - 1, stop * P // total), P))
         r = sample_one(model, inputs[lo:hi], cfg, seed=seed,
-                       puzzle_ids=None if puzzle_ids is None else puzzle_ids[lo:hi], **kw)
+                       puzzle_ids=None if puzzle_ids is None else puzzle_ids[lo:hi],
+                       on_chunk=mine, **kw)
         local = (r.preds, r.q, r.step_q, r.step_preds, r.latents)
     parts = [p for p in gather(local, n) if p is not None]
     out = Rollouts(*(_cat([p[i] for p in parts]) for i in range(5)))
     if on_chunk is not None:
-        on_chunk(inputs.shape[0], inputs.shape[0])
+        on_chunk(P, P)
     return out
 
 
