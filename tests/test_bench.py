@@ -34,6 +34,12 @@ def test_bench_runs_every_mode_and_writes_json(tmp_path):
         # the share is of every card the run used (one process here)
         assert m["gpus"] == 1
         assert m["share_of_peak"] == pytest.approx(m["tflops"] / rep["peak"]["tflops"])
+    # --json: the same report on stdout, nothing else there
+    rj = CliRunner().invoke(app, ["bench", "--model", "tiny", "--K", "3", "--D", "2",
+                                  "--puzzles", "4", "--split", "random", "--device", "cpu",
+                                  "--modes", "eager", "--json"])
+    assert rj.exit_code == 0, rj.output
+    assert json.loads(rj.stdout)["format"] == benchmark.FORMAT
     assert modes["eager"]["flops_per_puzzle"] == rep["fixed_flops_per_puzzle"]
     assert modes["fast"]["flops_per_puzzle"] == rep["fixed_flops_per_puzzle"]
     assert modes["adaptive"]["compute_vs_fixed"] <= 1.0

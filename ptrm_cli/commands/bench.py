@@ -4,9 +4,12 @@ and its bench_*.py modules)."""
 
 from __future__ import annotations
 
+import json
+
 import typer
 
 from ..errors import PtrmError
+from ..options import JSON
 
 
 def bench(
@@ -62,6 +65,7 @@ def bench(
     gpus: int = typer.Option(None, "--gpus", min=1,
                              help="Run on N GPUs of this machine (re-launches under torchrun); "
                                   "adds the scaling measurement."),
+    as_json: bool = JSON,
 ):
     """Benchmark PTRM: eager vs fast vs adaptive, against this card's measured matmul peak."""
     from ..engine import distributed
@@ -74,6 +78,7 @@ def bench(
     if not modes.strip(", "):
         raise PtrmError("--modes: name at least one mode (eager, fast, adaptive, ...)")
     from .. import benchmark  # torch loads here, not when `ptrm --help` starts
+    from ..bench_report import jsonable
 
     opts = benchmark.BenchOptions(
         checkpoint=checkpoint, model=model, K=K, D=D, sigma=sigma, puzzles=puzzles, split=split,
@@ -87,10 +92,12 @@ def bench(
         raise PtrmError(str(e)) from None
     main = distributed.is_main()  # asked before teardown: after it every rank says rank 0
     distributed.teardown()
-    if main:
+    if main and as_json:  # the report --out writes, on stdout
+        typer.echo(json.dumps(report, indent=1, default=jsonable))
+    elif main:
         typer.echo(benchmark.table(report))
-        if out:
-            typer.echo(f"wrote {out}")
+    if main and out:
+        typer.echo(f"wrote {out}", err=as_json)
     if failed := benchmark.failed_modes(report):
         if main:
             typer.echo(f"error: mode(s) {', '.join(failed)} failed (the table and the report "
