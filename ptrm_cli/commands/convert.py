@@ -86,7 +86,7 @@ def convert(
     cfg = model.config.to_dict()
     rows = model.config.num_puzzle_identifiers
     if as_json:
-        typer.echo(json.dumps({"out": str(out), "model": cfg, "vocab": vocab.family,
+        typer.echo(json.dumps({"out": str(out), "model": cfg, "family": vocab.family,
                                "parameters": count_parameters(model), "meta": meta,
                                "identifiers": None if ids is None else
                                {"from": ids.source, "names": len(ids),
