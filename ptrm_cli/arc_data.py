@@ -40,6 +40,25 @@ def subset_name(path: str | Path) -> str:
     return stem.removeprefix("arc-agi_").removesuffix("_challenges")
 
 
+def challenge_files(sources: list[str | Path]) -> list[Path]:
+    """The challenge files among `sources`: a folder gives its `*_challenges.json` (the
+    `*_solutions.json` beside each are read with it), a file is taken as it is."""
+    out = []
+    for src in map(Path, sources):
+        if not src.is_dir():
+            out.append(src)
+            continue
+        found = sorted(src.glob("*_challenges.json"))
+        if not found:
+            raise PtrmError(f"{src}: no ARC challenge files (*_challenges.json) in this folder")
+        out += found
+    return out
+
+
+def _grid_key(grid) -> str:
+    return json.dumps(grid, separators=(",", ":"))
+
+
 def default_test_set(names: list[str]) -> str | None:
     """The first subset named evaluation*, else the last one when there are several."""
     for n in names:
@@ -54,10 +73,15 @@ def build_arc(challenges: list[str | Path], out: str | Path | None, *, num_aug: 
     from ptrm_codecs import arc as A
     from ptrm_codecs.families import ARC
 
-    paths = [Path(p) for p in challenges]
+    paths = challenge_files(challenges)
     names = [subset_name(p) for p in paths]
     if len(set(names)) != len(names):
         raise PtrmError(f"ARC subsets must have distinct names, got {names}")
+    evaluations = [n for n in names if n.startswith("evaluation")]
+    if test_set_name is None and len(evaluations) > 1:  # a whole folder of ARC-AGI-1 and -2
+        raise PtrmError(f"several evaluation subsets ({', '.join(evaluations)}): say which is "
+                        "the test set", hint="--test-set evaluation (ARC-AGI-1) or "
+                                             "--test-set evaluation2 (ARC-AGI-2)")
     if test_set_name is None:
         test_set_name = default_test_set(names)
     if test_set_name is not None and test_set_name not in names:
@@ -71,10 +95,18 @@ def build_arc(challenges: list[str | Path], out: str | Path | None, *, num_aug: 
     test_puzzles: dict[str, dict] = {}
     seen: set[str] = set()
     n_tasks = 0
-    for path, subset in zip(paths, names):
-        tasks = A.load_tasks(path)
+    loaded = [A.load_tasks(path) for path in paths]
+    # a test task must not train under another subset's name (ARC-AGI-2's training set holds
+    # ARC-AGI-1's evaluation tasks): told by its test inputs, whatever its id
+    held = {_grid_key(ex["input"]) for tasks, subset in zip(loaded, names)
+            if subset == test_set_name for task in tasks.values() for ex in task["test"]}
+    overlap: list[str] = []
+    for path, subset, tasks in zip(paths, names, loaded):
         is_test = subset == test_set_name
         for tid, task in tasks.items():
+            if not is_test and any(_grid_key(ex["input"]) in held for ex in task["test"]):
+                overlap.append(f"{subset}:{tid}")
+                continue
             name = tid if tid not in seen else f"{subset}:{tid}"
             seen.add(name)
             n_tasks += 1
@@ -134,7 +166,9 @@ def build_arc(challenges: list[str | Path], out: str | Path | None, *, num_aug: 
     summary = {"family": "arc", "subsets": names, "test_set": test_set_name, "tasks": n_tasks,
                "num_aug": num_aug, "seed": seed, "num_puzzle_ids": len(identifiers),
                "rows": {k: len(v) for k, v in rows.items()},
-               "test_puzzles": len(test_puzzles), "out": None if out is None else str(out)}
+               "test_puzzles": len(test_puzzles), "test_tasks_elsewhere": len(overlap),
+               "test_tasks_elsewhere_first": overlap[:10],
+               "out": None if out is None else str(out)}
     if out is None:
         return summary
     meta = {"builder": "arc", "seed": seed, "num_puzzle_ids": len(identifiers),

@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from ptrm_cli import arc_eval
 from ptrm_cli.app import app
 from ptrm_cli.arc_data import BLANK, build_arc
+from ptrm_cli.errors import PtrmError
 from ptrm_cli.engine.data import load_dataset
 
 A = pytest.importorskip("ptrm_codecs.arc")
@@ -250,3 +251,40 @@ def test_arc_pipelines_time_no_compilation(dataset, monkeypatch):
     ds = load_dataset(dataset)
     arc_eval.evaluate_arc(_tiny_model(ds.num_puzzle_ids), dataset, "test", K=3, D=2, sigma=0.3)
     assert "warm-up" in compiled and "timed" not in compiled, compiled
+
+
+def test_a_folder_builds_and_a_test_task_never_trains_under_another_name(sources, tmp_path):
+    """`build-data DIR --family arc` read nothing ("Is a directory"); and a task of another
+    subset with a test-set task's test input (ARC-AGI-2 training holds ARC-AGI-1 evaluation
+    tasks) trained on the test output."""
+    folder = tmp_path / "arc"
+    folder.mkdir()
+    for p in sources:
+        for kind in ("challenges", "solutions"):
+            name = p.name.replace("challenges", kind)
+            (folder / name).write_text((p.parent / name).read_text())
+    test_file = next(p for p in sources if "evaluation" in p.name)
+    test_tasks = json.loads(test_file.read_text())
+    tid, task = next(iter(test_tasks.items()))
+    train_file = next(folder.glob("*training*_challenges.json"))
+    train_tasks = json.loads(train_file.read_text())
+    train_tasks["copy-under-another-id"] = task  # the test task again, renamed
+    train_file.write_text(json.dumps(train_tasks))
+    sols = train_file.with_name(train_file.name.replace("challenges", "solutions"))
+    sol = json.loads(sols.read_text())
+    sol["copy-under-another-id"] = json.loads(
+        test_file.with_name(test_file.name.replace("challenges", "solutions")).read_text())[tid]
+    sols.write_text(json.dumps(sol))
+
+    summary = build_arc([folder], None)
+    assert summary["tasks"] == 4 and summary["test_tasks_elsewhere"] == 1
+    assert summary["test_tasks_elsewhere_first"][0].endswith(":copy-under-another-id")
+    # a second evaluation subset: which one is the test set must be said
+    (folder / "arc-agi_evaluation9_challenges.json").write_text(json.dumps({}))
+    with pytest.raises(PtrmError, match="several evaluation subsets"):
+        build_arc([folder], None)
+    assert build_arc([folder], None, test_set_name=summary["test_set"])["tasks"] == 4
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(PtrmError, match="no ARC challenge files"):
+        build_arc([empty], None)

@@ -91,6 +91,11 @@ def build_data(
                           f"test set {summary['test_set']}), {summary['num_puzzle_ids']:,} "
                           f"puzzle ids, rows train {summary['rows']['train']:,} test "
                           f"{summary['rows']['test']:,}", highlight=False)
+            if n := summary["test_tasks_elsewhere"]:
+                console.print(f"left out {n:,} task(s) of other subsets that are test-set "
+                              f"tasks (same test inputs), e.g. "
+                              f"{', '.join(summary['test_tasks_elsewhere_first'][:3])}",
+                              highlight=False)
             if summary["out"]:
                 console.print(f"wrote [bold]{esc(summary['out'])}[/]")
         return
