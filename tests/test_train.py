@@ -698,3 +698,20 @@ def test_ptrm_train_out_of_memory_is_one_message(sudoku4, tmp_path, monkeypatch,
     else:
         assert res.exit_code == 2 and message in res.output
         assert "train.global_batch_size" in " ".join(res.output.split())
+
+
+def test_an_empty_validation_split_is_no_evaluation(tmp_path, capsys):
+    """`build-data --val-per-type 0` writes an empty val split: it was 'evaluated' to 0.0000
+    (n=0) and `best` chosen from that."""
+    full = load_dataset(write_sudoku4(tmp_path / "full", n_train=64, n_val=16))
+    empty = Split(inputs=np.zeros((0, 16), np.uint16), labels=np.zeros((0, 16), np.uint16),
+                  type=np.zeros(0, np.uint8), puzzle=np.zeros(0, np.int32),
+                  transform=np.zeros(0, np.uint8), puzzle_id=np.zeros(0, np.int32), puzzles=[])
+    data = write_dataset(tmp_path / "noval", vocab=VOCAB, seq_len=16, types=["sudoku"],
+                         splits={"train": full.split("train"), "val": empty})
+    run = tmp_path / "run"
+    result = train(None, base=config(run, data, train={"max_steps": 4},
+                                     eval={"every_steps": 2}))
+    assert result["best"] is None and not result["val"]
+    assert not log_events(run, "eval") and not (run / "checkpoints" / "best").exists()
+    assert "validation split 'val' is empty: no evaluation" in capsys.readouterr().err

@@ -136,6 +136,13 @@ class Trainer:
             elif self.dist.main:  # the default: a dataset without a validation split
                 print(f"warning: dataset has no split {cfg.data.val_split!r}: no evaluation",
                       file=sys.stderr)
+        if self.val_split is not None and len(self.val_split) == 0:
+            # an empty split (build-data --val-per-type 0) scores nothing: 0.0 read as measured,
+            # and `best` was chosen from it
+            if self.dist.main:
+                print(f"warning: validation split {cfg.data.val_split!r} is empty: no "
+                      "evaluation, no best checkpoint", file=sys.stderr)
+            self.val_split = None
         if t.global_batch_size % self.dist.world:
             raise PtrmError(f"train.global_batch_size {t.global_batch_size} does not split "
                             f"evenly over {self.dist.world} ranks")
