@@ -206,3 +206,10 @@ def test_a_dataset_without_its_puzzle_records_is_one_message(ckpt, dataset, tmp_
     bad("eval", "--split", "val", "--data", copy, "-c", ckpt, "--K", "2", "--D", "2",
         match="val/puzzles.jsonl: no puzzle text on line 1, which row 0 of val/puzzle.npy "
               "refers to")
+
+
+def test_merge_refuses_to_overwrite_one_of_its_reports(report, tmp_path):
+    """`--merge A --merge B -o A` replaced A's single-seed report without a word."""
+    whole, out = report
+    other = _edited(tmp_path, "other", whole, lambda r: None)
+    bad("eval", "--merge", out, "--merge", other, "-o", out, match="holds one of the reports")

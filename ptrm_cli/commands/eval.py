@@ -242,7 +242,12 @@ def _saved_runs(out: Path, loaded, evset, settings, *, resume: bool, write: bool
 
 def _merge(paths: list[Path], out: Path, *, plots: bool, as_json: bool) -> None:
     from ..eval_merge import load_report, merge
+    from ..evaluate import report_file
 
+    target = (out / "report.json").resolve()
+    if any(report_file(p.expanduser()).resolve() == target for p in paths):
+        raise PtrmError(f"--out {out} holds one of the reports being merged: the merge would "
+                        "replace it", hint="write the merge to another folder")
     report = merge([load_report(p.expanduser()) for p in paths])
     for warning in report.get("warnings", []):
         err_console.print(f"[yellow]warning:[/] {esc(warning)}", highlight=False, soft_wrap=True)
