@@ -133,9 +133,9 @@ def read_records(files: list[SourceFile], types: list[str], codecs: dict[str, Co
             continue
         sf.kind = reader.kind
 
-        def report(loc, message, fi=fi, sf=sf):
+        def report(loc, message, type_name=None, fi=fi, sf=sf):
             sf.records += 1
-            ledger.drop(fi, None, "malformed", loc, message)
+            ledger.drop(fi, type_name, "malformed", loc, message)
 
         items = _take(_rated(reader.read(sf.path, report), opts, sf, fi, ledger),
                       opts, sf, fi)

@@ -53,8 +53,9 @@ from .errors import ParseError
 #: puzzle-type spellings that are not a codec's name (PPBench/pzpr.js url ids, janko names)
 ALIASES = {"akari": "lightup"}
 
-#: `report(loc, message)`: a record the reader could not read (counted as "malformed")
-Report = Callable[[Any, str], None]
+#: `report(loc, message[, type])`: a record the reader could not read (counted as "malformed"
+#: under its type when the record says it, else under none)
+Report = Callable[..., None]
 
 
 class Drop(Exception):
@@ -201,7 +202,8 @@ class JsonlRecords(SourceReader):
                     wrong = [k for k in ("solution_enc", "puzzlink_url", "puzzle_url")
                              if k in rec and not isinstance(rec[k], str)]
                     if wrong:  # the codec would fail on them as a "decode error" (a codec bug)
-                        report(n, f"PPBench record: {', '.join(wrong)} must be a string")
+                        report(n, f"PPBench record: {', '.join(wrong)} must be a string",
+                               resolve_type(pid))
                         continue
                     rows, cols = _int(rec.get("height")), _int(rec.get("width"))
                     if rows is None or cols is None:
@@ -210,8 +212,9 @@ class JsonlRecords(SourceReader):
                                n, rows, cols, url, "ppbench")
                 elif "type" in rec and "answer" in rec and ("url" in rec or "text" in rec):
                     url = rec.get("url") or rec.get("text")
-                    if not isinstance(rec["type"], str) or not isinstance(url, str):
-                        report(n, "ptrm record: 'type' and 'url' must be strings")
+                    kind = resolve_type(rec["type"]) if isinstance(rec["type"], str) else None
+                    if kind is None or not isinstance(url, str):
+                        report(n, "ptrm record: 'type' and 'url' must be strings", kind)
                         continue
                     rows, cols = url_size(url)  # the puzzle's size, as for PPBench records
                     got = _grid_size(rec["answer"])
@@ -220,7 +223,7 @@ class JsonlRecords(SourceReader):
                     elif got != (rows, cols):
                         report(n, f"ptrm record: 'answer' is {got[0]}x{got[1]} but the URL's "
                                   f"board is {rows}x{cols}" if got[0] is not None else
-                                  "ptrm record: 'answer' must be rows of numbers")
+                                  "ptrm record: 'answer' must be rows of numbers", kind)
                         continue
                     yield Item(self.kind, rec["type"], {"url": url, "answer": rec["answer"]},
                                n, rows, cols, url, "ptrm")

@@ -231,3 +231,16 @@ def test_solver_backends_agree_on_a_sample():
         a = sudoku_solver.solve(g, backend="python")
         b = sudoku_solver.solve(g, backend="sat")
         assert len(a) == len(b) == 1 and (a[0] == b[0]).all()
+
+
+def test_a_malformed_record_that_names_its_type_is_counted_under_it(tmp_path, installed_codec):
+    """Every malformed line was counted under type '?', even one whose type was readable."""
+    installed_codec("sudoku")
+    path = tmp_path / "l.jsonl"
+    path.write_text('{not json\n'
+                    '{"type": "sudoku", "url": "https://puzz.link/p?sudoku/9/9/zz", '
+                    '"answer": [[0]]}\n'
+                    '{"type": "akari", "url": 5, "answer": [[0]]}\n')
+    reported = []
+    list(src.READERS["jsonl"].read(path, lambda loc, why, t=None: reported.append((loc, t))))
+    assert reported == [(1, None), (2, "sudoku"), (3, "lightup")]
