@@ -29,7 +29,8 @@ def list_codecs(as_json: bool = JSON):
     table = Table(title="Installed puzzle codecs")
     for col in ("name", "family", "grid", "seq_len", "vocab", "provider", "description"):
         table.add_column(col, justify="right" if col in ("seq_len", "vocab") else "left")
-    for r in rows:
-        table.add_row(r["name"], r["family"], r["grid"], str(r["seq_len"]), str(r["vocab_size"]),
-                      r["provider"], r["description"])
+    for i, r in enumerate(rows):  # name and description once per codec (they are its own,
+        again = i and rows[i - 1]["name"] == r["name"]  # not one family's)
+        table.add_row("" if again else r["name"], r["family"], r["grid"], str(r["seq_len"]),
+                      str(r["vocab_size"]), r["provider"], "" if again else r["description"])
     console.print(table)
