@@ -295,7 +295,7 @@ def test_runner_writes_records_build_data_reads(maze, tmp_path):
     assert len(lines) == 4 and json.loads(lines[0]) == make_record(job, 0)
     reader = sources.reader_for(out)
     assert reader is not None and reader.kind == "jsonl"
-    items = list(reader.read(out, lambda loc, msg: pytest.fail(f"{loc}: {msg}")))
+    items = list(reader.read(out, lambda loc, msg, type_name=None: pytest.fail(f"{loc}: {msg}")))
     assert [(it.type, it.rows, it.cols, it.form) for it in items] == [("maze", 12, 12, "ptrm")] * 4
     for it in items:
         p, s = reader.decode(it, maze)

@@ -30,7 +30,7 @@ def installed() -> set[str]:
 def read(path: Path) -> tuple[src.SourceReader | None, list[src.Item], list]:
     reader = src.reader_for(path)
     bad: list = []
-    items = list(reader.read(path, lambda loc, msg: bad.append((loc, msg)))) if reader else []
+    items = list(reader.read(path, lambda loc, msg, type_name=None: bad.append((loc, msg)))) if reader else []
     return reader, items, bad
 
 

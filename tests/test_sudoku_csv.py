@@ -47,7 +47,7 @@ def sudoku():
 def read(path: Path):
     reader = src.reader_for(path)
     bad: list = []
-    items = list(reader.read(path, lambda loc, msg: bad.append((loc, msg)))) if reader else []
+    items = list(reader.read(path, lambda loc, msg, type_name=None: bad.append((loc, msg)))) if reader else []
     return reader, items, bad
 
 
