@@ -14,7 +14,7 @@ from rich.table import Table
 
 from .. import build as B
 from ..atomic import exclusive
-from ..console import console, err_console, esc
+from ..console import console, esc
 from ..errors import PtrmError
 from ..options import JSON, type_list
 
