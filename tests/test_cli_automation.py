@@ -4,6 +4,7 @@ lines in a log, and SIGTERM handled as Ctrl-C. Found by a QA pass as a pipeline 
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -176,3 +177,15 @@ def test_ctrl_c_while_the_commands_load_is_quiet(monkeypatch, capsys):
 def test_eval_of_a_split_that_is_a_device_says_so():
     r = run("eval", "--split", "/dev/null", "--K", "1")
     assert r.exit_code == 2 and "not a regular file or a dataset folder" in flat(r)
+
+
+def test_generate_json_says_what_the_file_holds(installed_codec, tmp_path):
+    installed_codec("sudoku")
+    out = tmp_path / "g.jsonl"
+    first = json.loads(run("generate", "sudoku", "--n", "2", "--out", out, "-q",
+                           "--json").stdout)
+    assert first["made"] == 2 and first["present"] == 0 and first["knobs"] == "default"
+    again = json.loads(run("generate", "sudoku", "--n", "3", "--out", out, "-q",
+                           "--json").stdout)
+    assert (again["made"], again["present"], again["n"]) == (1, 2, 3)
+    assert len(out.read_text().splitlines()) == 3

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
@@ -14,7 +15,7 @@ from ..atomic import exclusive
 from ..console import err_console, esc, progress_lines
 from ..errors import PtrmError
 from ..generate import MODULES
-from ..options import SEED
+from ..options import JSON, SEED
 
 
 def _size(text: str | None, default: tuple[int, int]) -> tuple[int, int]:
@@ -61,6 +62,7 @@ def generate(
                                     help="Per-type setting KEY=NUMBER, repeatable (see "
                                          "docs/GENERATORS.md), e.g. -p walls=0.2."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    as_json: bool = JSON,
 ):
     """Generate uniquely solvable puzzles (proved by a SAT solver) with their solutions.
 
@@ -114,6 +116,9 @@ def generate(
     with exclusive(out, "generate --out"), progress:
         summary = run(job, n, out, workers=workers, on_start=on_start, on_done=on_done)
     made, secs = summary["made"], summary["seconds"]
+    if as_json:  # what a script needs to know of the file (the messages stay on stderr)
+        typer.echo(json.dumps({"out": out, "type": job.type, "size": f"{rows}x{cols}",
+                               "seed": seed, "n": n, "knobs": knobs.tag(), **summary}))
     if made:
         per_core = 60 * made / secs / min(workers, made)
         err_console.print(f"wrote {made} {job.type} puzzle(s) to {esc(out)} in {secs:.1f} s "
