@@ -229,6 +229,31 @@ def test_curve_finds_the_fixed_run_and_cheaper_points(recorded, inputs):
     assert cur["pareto"][0]["row_steps_per_puzzle"] <= cur["pareto"][-1]["row_steps_per_puzzle"]
 
 
+def test_curve_judges_by_the_rules_when_there_are_rules(recorded, capsys, tmp_path):
+    # labels that disagree with the rules (rollout 0's answer, valid or not): a curve with a
+    # verifier must rank by the rules, as `ptrm eval` does, and report label match beside it
+    valid = _rule(recorded.step_preds.long())
+    labels = recorded.preds[:, 0]
+    cur = adaptive.curve(recorded.step_q, recorded.step_preds, valid=valid, labels=labels,
+                         flops_per_step=1000)
+    assert cur["accuracy"] == "acc_rules"
+    assert all(p["accuracy"] == p["acc_rules"] for p in cur["pareto"])
+    rules_front = [p["acc_rules"] for p in cur["pareto"]]
+    assert rules_front == sorted(rules_front) and len(set(rules_front)) == len(rules_front)
+    no_rules = adaptive.curve(recorded.step_q, recorded.step_preds, valid=None, labels=labels,
+                              flops_per_step=1000)
+    assert no_rules["accuracy"] == "acc_label" and set(no_rules["summary"]) == {"best_q"}
+    # a saved report re-judged by label gives the label-only front over the same points
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps({"modes": [{"mode": "curve", "curve": cur}]}))
+    assert adaptive.main([str(report), "--judge", "label"]) == 0
+    out = capsys.readouterr().out
+    again = adaptive.summarize(cur["points"], 8, 6, "acc_label")
+    assert "judged by label" in out
+    assert f"{100 * again['summary']['best_q']['fixed']['accuracy']:.1f}%" in out
+    assert adaptive.main([str(report)]) == 0 and "judged by rules" in capsys.readouterr().out
+
+
 # -- several processes ------------------------------------------------------------------------
 
 def _free_port() -> int:

@@ -184,32 +184,83 @@ def curve(step_q: torch.Tensor, step_preds: torch.Tensor, *, valid: torch.Tensor
           labels: torch.Tensor | None, flops_per_step: int,
           policies: list[Policy] | None = None) -> dict:
     """Every policy replayed; the Pareto front; and the cheapest policy that matches the fixed
-    full run (K x D, same selector) in accuracy."""
+    full run (K x D, same selector) in accuracy. Accuracy is judged by the rules when the
+    puzzles have a verifier (as `ptrm eval` judges), by label match otherwise: label match also
+    scores cells the rules leave free (clues the model copies), and a deeper run that rewrites
+    one of those is no worse a solution."""
     P, K, D = step_q.shape
     rules = valid is not None
     policies = policies or default_policies(K, D, rules=rules)
-    acc_key = "acc_label" if labels is not None else "acc_rules"
     rows = []
     for pol in policies:
         r = simulate(pol, step_q, step_preds, valid, labels)
         r["flops_per_puzzle"] = r["row_steps_per_puzzle"] * flops_per_step
-        rows.append(r)
+        rows.append({k: v for k, v in r.items() if not isinstance(v, list)})
+    acc_key = "acc_rules" if rules else "acc_label"
+    return {"K": K, "D": D, "puzzles": P, "flops_per_step": flops_per_step, "points": rows,
+            **summarize(rows, K, D, acc_key)}
+
+
+def summarize(points: list[dict], K: int, D: int, acc_key: str) -> dict:
+    """The Pareto front of `points` (replayed policies) and, per selector, the fixed K x D run
+    against the cheapest policy at least as accurate, judged by `acc_key`."""
     summary = {}
-    for sel in (("best_q", "verified") if rules else ("best_q",)):
-        base = next(r for r in rows if r["K"] == K and r["D"] == D and not
-                    (r["rules"] or r["q_threshold"] is not None) and r["select"] == sel)
-        match = [r for r in rows if r[acc_key] >= base[acc_key] - 1e-12]
+    for sel in sorted({r["select"] for r in points}):
+        base = next((r for r in points if r["K"] == K and r["D"] == D and r["select"] == sel
+                     and not (r["rules"] or r["q_threshold"] is not None)), None)
+        if base is None:
+            continue
+        match = [r for r in points if r[acc_key] >= base[acc_key] - 1e-12]
         best = min(match, key=lambda r: (r["row_steps_per_puzzle"], -r[acc_key]))
         summary[sel] = {"fixed": _brief(base, acc_key), "cheapest_at_same_accuracy":
                         _brief(best, acc_key),
                         "compute_saving": base["row_steps_per_puzzle"] /
                         max(best["row_steps_per_puzzle"], 1e-9)}
-    return {"K": K, "D": D, "puzzles": P, "accuracy": acc_key, "flops_per_step": flops_per_step,
-            "points": [{k: v for k, v in r.items() if not isinstance(v, list)} for r in rows],
-            "pareto": [_brief(r, acc_key) for r in pareto(rows, acc_key)], "summary": summary}
+    return {"accuracy": acc_key, "pareto": [_brief(r, acc_key) for r in pareto(points, acc_key)],
+            "summary": summary}
 
 
 def _brief(r: dict, acc_key: str) -> dict:
     keys = ("policy", "row_steps_per_puzzle", "flops_per_puzzle", "compute_vs_fixed",
             "stopped_frac", "acc_label", "acc_rules")
     return {k: r[k] for k in keys if k in r} | {"accuracy": r[acc_key]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the Pareto front and the matching-accuracy summary of a saved `ptrm bench --modes
+    curve` report (its replayed points), judged by the rules or by label match."""
+    import argparse
+    import json
+
+    ap = argparse.ArgumentParser(prog="python -m ptrm_cli.engine.adaptive", description=main.__doc__)
+    ap.add_argument("report", help="a report.json written by `ptrm bench --modes curve --out`")
+    ap.add_argument("--judge", choices=("rules", "label"),
+                    help="default: rules where the run verified its answers, else label")
+    args = ap.parse_args(argv)
+    with open(args.report, encoding="utf-8") as f:
+        report = json.load(f)
+    curves = [e["curve"] for e in report.get("modes", []) if "curve" in e]
+    if not curves:
+        ap.error(f"{args.report}: no curve in this report (run `ptrm bench --modes curve`)")
+    for c in curves:
+        judge = args.judge or ("rules" if all("acc_rules" in r for r in c["points"]) else "label")
+        key = f"acc_{judge}"
+        if not all(key in r for r in c["points"]):
+            ap.error(f"{args.report}: the points have no {judge} accuracy")
+        res = summarize(c["points"], c["K"], c["D"], key)
+        print(f"{c['puzzles']} puzzles, K={c['K']} D={c['D']}, judged by {judge}")
+        print("| policy | compute vs fixed | FLOP / puzzle | stopped early | accuracy |")
+        print("|---|---:|---:|---:|---:|")
+        for r in res["pareto"]:
+            print(f"| {r['policy']} | {r['compute_vs_fixed']:.4f} | {r['flops_per_puzzle']:.3e} "
+                  f"| {100 * r['stopped_frac']:.0f}% | {100 * r['accuracy']:.1f}% |")
+        for sel, s in res["summary"].items():
+            f, b = s["fixed"], s["cheapest_at_same_accuracy"]
+            print(f"{sel}: fixed K={c['K']} D={c['D']} {100 * f['accuracy']:.1f}%; cheapest at "
+                  f"least as accurate: {b['policy']} {100 * b['accuracy']:.1f}%, "
+                  f"{s['compute_saving']:.2f}x less compute")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
