@@ -7,6 +7,8 @@
 #   carry: .whl data/ppbench-valset
 #   run:   bash scripts/gpu/perf.sh headline       (fast, adaptive, eager, profile: ~6 min)
 #   run:   bash scripts/gpu/perf.sh curve          (the curve on validation: ~8 min)
+#   run:   bash scripts/gpu/perf.sh pair           (a 2-GPU machine: headline on GPU 0 and
+#                                                   curve on GPU 1 at once, one call)
 #   run:   bash scripts/gpu/perf.sh autotune       (Inductor's max-autotune GEMMs, never run yet)
 #   run:   bash scripts/gpu/perf.sh mlp            (the TRM-MLP sudoku model; carry also
 #                                                   data/sudoku-mlp-resume/best)
@@ -31,6 +33,14 @@ curve() {
     setup
     timeout "$(left 570)" ptrm bench -c "$MODEL" --split val --data "$VAL" --puzzles 375 \
         --K 100 --D 48 --modes curve --out "$OUT/curve_val.json" 2>&1 | tail -n 60
+}
+
+pair() {  # two cards, two jobs: GPU 1's run shares only the host (32 cores) with GPU 0's
+    setup
+    NO_SETUP=1 CUDA_VISIBLE_DEVICES=1 curve > "$OUT/curve.txt" 2>&1 &
+    NO_SETUP=1 CUDA_VISIBLE_DEVICES=0 headline
+    wait
+    tail -n 60 "$OUT/curve.txt"
 }
 
 autotune() {  # Triton GEMM templates with fused epilogues: the cheap route to fewer bytes

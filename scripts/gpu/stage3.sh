@@ -15,6 +15,7 @@ set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 RUN=${RUN:-runs/ppb3}
 STEPS=${STEPS:-10000}
+EVAL_EVERY=${EVAL_EVERY:-2500}
 BEST=$RUN/checkpoints/best
 KNOBS_NK=(-p stuck=0 -p max_island=20 -p repairs=30 -p big=0.2 -p theme=0.1 -p budget=20000)
 KNOBS_TAPA=(-p shape=0.1 -p corridor=2 -p tries=5)
@@ -47,7 +48,7 @@ train() {
     timeout -s TERM "$(left 560)" ptrm train examples/configs/ppbench-att.yaml $(gpus) \
         --init-from ptrm_cli/models/default --set data.path=data/ppbench3 --set run_dir="$RUN" \
         --set train.lr_warmup_steps=200 --set train.max_steps="$STEPS" \
-        --set train.lr_min_ratio=0.1 --set eval.every_steps=2500 \
+        --set train.lr_min_ratio=0.1 --set eval.every_steps="$EVAL_EVERY" \
         --set checkpoint.every_steps=1000 --set log.progress=lines "${SETS[@]}" 2>&1 \
         | grep -v "^\s*$" | tail -n 40
     cp "$RUN/log.jsonl" "$OUT/train_log.jsonl"
