@@ -41,6 +41,8 @@ SELECTORS = ("verified", "best_q", "mode", "q_vote")  # metrics.SELECTORS, solve
 #: memory for one forward chunk when --memory is not given: small on CPU, most of a GPU
 DEFAULT_CPU_MEMORY = 2 << 30
 GPU_MEMORY_FRACTION = 0.6
+#: the noise scale when neither --sigma nor the checkpoint says one (the paper's PPBench value)
+DEFAULT_SIGMA = 0.2
 
 
 # -- reading the user's input -----------------------------------------------------------------
@@ -159,6 +161,21 @@ class LoadedModel:
     @property
     def config(self):
         return self.model.config
+
+    @property
+    def sigma(self) -> float:
+        """The σ this checkpoint was validated at (config.json `meta.sigma`, written when σ
+        was chosen on validation), else DEFAULT_SIGMA: solve and eval use it when --sigma is
+        not given."""
+        s = self.meta.get("sigma")
+        if s is None:
+            return DEFAULT_SIGMA
+        if isinstance(s, bool) or not isinstance(s, (int, float)) or not math.isfinite(s) \
+                or s < 0:
+            raise PtrmError(f"{self.path}: config.json meta.sigma is {s!r}; expected a number "
+                            ">= 0 (the noise scale chosen on validation)",
+                            hint="fix or remove it, or pass --sigma")
+        return float(s)
 
 
 def resolve_checkpoint(arg: str | Path | None) -> Path:

@@ -194,6 +194,22 @@ def test_eval_dataset_folder_picks_val_and_one_sigma_skips_the_sweep_plot(ckpt, 
     assert set(rep["files"]) == {"width_scaling", "q_steps", "report"}
 
 
+def test_eval_sigma_defaults_to_the_checkpoints_validated_one(dataset, tmp_path):
+    from ptrm_codecs.families import PPBENCH
+    from ptrm_cli.engine.checkpoint import save_checkpoint
+    from fixtures_models import tiny_model
+
+    tuned = save_checkpoint(tmp_path / "tuned", tiny_model(len(PPBENCH.vocab)), PPBENCH.vocab,
+                            {"sigma": 0.35})
+    args = ("eval", "--split", dataset, "-c", tuned, "--K", 2, "--D", 1, "--seeds", 1,
+            "--det-D", 1, "--limit", 2, "--no-plots", "--json")
+    r = ptrm(*args, "--out", tmp_path / "own")
+    assert r.exit_code == 0, r.output
+    assert [p["sigma"] for p in json.loads(r.stdout)["ptrm"]] == [0.35]
+    r = ptrm(*args, "--sigma", "0.1", "--out", tmp_path / "given")
+    assert [p["sigma"] for p in json.loads(r.stdout)["ptrm"]] == [0.1]
+
+
 def test_eval_golden_from_the_ppbench_wheel(ckpt, tmp_path):
     try:
         path = eval_sets.golden_path()

@@ -183,6 +183,31 @@ def test_agreement_compares_answers_not_tokens(ckpt, sudoku):
     assert "solved" in r.stdout and "4/4 rollouts agree" in r.stdout and "confidence" in r.stdout
 
 
+def test_sigma_defaults_to_the_checkpoints_validated_one(ckpt, sudoku, tmp_path):
+    from ptrm_codecs.families import PPBENCH
+    from ptrm_cli.engine.checkpoint import save_checkpoint
+    from fixtures_models import tiny_model
+
+    line = sudoku[0].to_line(sudoku[1])
+    tuned = save_checkpoint(tmp_path / "tuned", tiny_model(len(PPBENCH.vocab)), PPBENCH.vocab,
+                            {"sigma": 0.7})
+    _, plain = solve_json(ckpt, line)
+    assert plain["sigma"] == solver.DEFAULT_SIGMA
+    _, own = solve_json(tuned, line)
+    _, explicit = solve_json(tuned, line, "--sigma", 0.7)
+    _, given = solve_json(tuned, line, "--sigma", 0.0)
+    assert own["sigma"] == 0.7 and (own["q"], own["solution"]) == \
+        (explicit["q"], explicit["solution"])
+    assert given["sigma"] == 0.0  # --sigma wins
+    cfg = Path(tuned) / "config.json"
+    doc = json.loads(cfg.read_text())
+    doc["meta"]["sigma"] = "high"
+    cfg.write_text(json.dumps(doc))
+    r = ptrm("solve", line, "-c", tuned, "--K", 3, "--D", 1)
+    assert r.exit_code == 2 and "meta.sigma" in r.output and "'high'" in r.output
+    assert solve_json(tuned, line, "--sigma", 0.3)[1]["sigma"] == 0.3  # --sigma still works
+
+
 @pytest.mark.parametrize("selector", solver.SELECTORS)
 def test_every_selector(ckpt, sudoku, selector):
     codec, puzzle, _ = sudoku

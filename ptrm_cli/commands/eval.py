@@ -46,7 +46,8 @@ def evaluate(
                           help="Rollouts per puzzle (K_max of the width curve)."),
     D: int = typer.Option(None, "--D", min=1, show_default="the model's N_sup",
                           help="Supervision steps per rollout."),
-    sigma: list[str] = typer.Option([], "--sigma", show_default="0.2",
+    sigma: list[str] = typer.Option([], "--sigma",
+                                    show_default="the checkpoint's validated σ, else 0.2",
                                     help="Noise scale; several (0.1,0.2 or repeated) for a sweep."),
     sigma_from: Path = typer.Option(None, "--sigma-from", show_default=False, help=(
         "A report.json (or its folder) of a sigma sweep on validation: use the sigma with its "
@@ -102,7 +103,7 @@ def evaluate(
         raise PtrmError("--seed must be below 2**63")
     if limit is not None and sample_n is not None:
         raise PtrmError("--limit and --sample do not combine: pick one")
-    sigmas = _floats(sigma, "--sigma") if sigma else [0.2]
+    sigmas = _floats(sigma, "--sigma") if sigma else None  # None: the checkpoint's
     if sigma and sigma_from is not None:
         raise PtrmError("--sigma and --sigma-from: give one of them")
     dets = _ints(det_D, "--det-D")
@@ -148,6 +149,7 @@ def evaluate(
                 (why := ev_mod.sweep_model_differs(sigma_from, loaded)) is not None:
             err_console.print(f"[yellow]warning:[/] {esc(why)}", highlight=False, soft_wrap=True)
         D = D or loaded.config.halt_max_steps
+        sigmas = sigmas or [loaded.sigma]
         if arc:
             _eval_arc(loaded, Path(data).expanduser(), split, K=K, D=D, sigma=sigmas[0],
                       seed=seed, limit=limit, memory=budget or solver.default_memory(device),

@@ -46,7 +46,9 @@ def solve(
                           help="Rollouts (width)."),
     D: int = typer.Option(None, "--D", min=1, show_default="the model's N_sup",
                           help="Supervision steps per rollout (depth)."),
-    sigma: float = typer.Option(0.2, "--sigma", min=0.0, help="Noise scale added to the latent."),
+    sigma: float = typer.Option(None, "--sigma", min=0.0,
+                                show_default="the checkpoint's validated σ, else 0.2",
+                                help="Noise scale added to the latent."),
     perturb: str = typer.Option("z", "--perturb", help=PERTURB_HELP),
     select: str = typer.Option("verified", "--select",
                                help="verified | best_q | mode | q_vote (see docs/INFERENCE.md)."),
@@ -91,7 +93,7 @@ def solve(
     from .. import arc_solve, solver  # torch and the engine load here, not at `ptrm --help`
     from ..codec import violations_of
 
-    if not math.isfinite(sigma):
+    if sigma is not None and not math.isfinite(sigma):
         raise PtrmError(f"--sigma {sigma}: expected a finite number >= 0")
     if perturb not in ("z", "y", "both", "init"):
         raise PtrmError(f"--perturb {perturb!r}: expected z, y, both or init")
@@ -131,6 +133,9 @@ def solve(
                           "trained on (pass the task file and --task ID)", highlight=False)
     family = solver.family_for(c, loaded)
     D = D or loaded.config.halt_max_steps
+    sigma_note = "" if sigma is not None else \
+        " (the model's)" if "sigma" in loaded.meta else " (default)"
+    sigma = loaded.sigma if sigma is None else sigma
     cpu = device == "cpu"
     cpu_defaults = {}
     if cpu:  # CPU-sized defaults for whatever the user left out; they are stated in the output
@@ -181,7 +186,7 @@ def solve(
         matches = bool(res.solution == given)
     settings = dict(K=K, D=D, sigma=sigma, perturb=perturb, seed=seed, selector=select,
                     device=device, checkpoint=loaded.path, wave=wave, check_every=check_every,
-                    time_limit=time_limit, cpu_defaults=cpu_defaults)
+                    time_limit=time_limit, cpu_defaults=cpu_defaults, sigma_note=sigma_note)
     if as_json:
         typer.echo(solver.to_json(_json(res, parsed, source, matches, settings)))
     else:
@@ -249,7 +254,8 @@ def _show(res: "solver.SolveResult", matches, s: dict) -> None:
     if res.timed_out:
         console.print(f"[yellow]time limit of {s['time_limit']:g} s reached[/]: the answer is the "
                       f"best of the rollouts so far (--time-limit to change)", highlight=False)
-    console.print(f"[dim]K={s['K']} D={s['D']} sigma={s['sigma']:g} perturb={s['perturb']} "
+    console.print(f"[dim]K={s['K']} D={s['D']} sigma={s['sigma']:g}{s['sigma_note']} "
+                  f"perturb={s['perturb']} "
                   f"select={s['selector']} seed={s['seed']} device={s['device']} · "
                   f"{res.row_steps} rollout-steps ({res.flops:.2e} FLOP) · "
                   f"{esc(s['checkpoint'])}[/]", highlight=False, soft_wrap=True)
@@ -317,6 +323,7 @@ def _solve_arc_task(input: str, task_id: str | None, model, *, K, D, sigma, pert
     arc_solve.check_model(loaded)
     table = arc_ids.table_for(loaded, identifiers)
     D = D or loaded.config.halt_max_steps
+    sigma = loaded.sigma if sigma is None else sigma
     cpu_defaults = {}
     if device == "cpu":  # CPU-sized defaults for what the user left out, stated in the output
         given = {"K": K, "time_limit": time_limit}
