@@ -2,10 +2,12 @@
 
 A stage is a `ptrm train` log.jsonl (its `eval` events) or a JSON list of those events (what
 docs/runs/*.eval.json keep), with the update count it started from (a warm start counts from
-0 again):
+0 again). A stage that warm-starts from an earlier one's checkpoint cuts that one's curve at
+its offset, so the plot follows the model that was kept:
 
     python3 scripts/plot_training.py docs/runs/ppbench-att-2026-11-26.eval.json \
-        docs/runs/ppbench-att2-2026-11-26.eval.json@30000 --out docs/img/train_ppbench.png
+        docs/runs/ppbench-att2-2026-11-26.eval.json@30000 \
+        docs/runs/ppbench-att3-2026-11-26.eval.json@42500 --out docs/img/train_ppbench.png
 
 `--extract LOG OUT` writes the eval events of a log as such a list.
 """
@@ -37,9 +39,12 @@ def plot(stages: list[tuple[Path, int]], out: Path) -> None:
 
     fig, ax = plt.subplots(figsize=(7, 4.2))
     series: dict[str, list[tuple[int, float]]] = {}
-    for i, (path, offset) in enumerate(stages):
+    ends = [off for _, off in stages[1:]] + [None]  # where the next stage branched off
+    for i, ((path, offset), end) in enumerate(zip(stages, ends)):
         for e in eval_events(path):
             step = offset + e["step"]
+            if end is not None and step > end:
+                continue
             series.setdefault("all (exact)", []).append((step, e["exact_accuracy"]))
             for t, v in e["exact_accuracy_by_type"].items():
                 series.setdefault(t, []).append((step, v))

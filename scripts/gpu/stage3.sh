@@ -66,7 +66,7 @@ report() {  # report NAME D DETS SPLIT_ARGS...: K=100, sigma from the validation
 
 report16() {
     setup >/dev/null
-    timeout "$(left 200)" ptrm eval --split val --data data/ppbench3 -c "$BEST" --K 100 --D 16 \
+    timeout "$(left 320)" ptrm eval --split val --data data/ppbench3 -c "$BEST" --K 100 --D 16 \
         --sigma 0.1,0.2,0.3,0.5 --seeds 1 --det-D 16 $(gpus) -o "$RUN/sweep_val" --no-plots \
         2>&1 | tail -n 25
     cp "$RUN/sweep_val/report.json" "$OUT/sweep_val.json"
