@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Issue #9 on one card (planned, not run yet): the headline benchmark and the accuracy/compute
+# Issue #9 on one card (headline and curve ran 2026-11-26 on H100s via `pair`; autotune, mlp
+# not yet): the headline benchmark and the accuracy/compute
 # curve of adaptive compute on validation, for the bundled model. Ask for nvidia-h100-x1 (the
 # issue's card); a reply from an H200 is recorded as such.
 #
