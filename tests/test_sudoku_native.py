@@ -505,7 +505,7 @@ def test_official_checkpoint_to_sudoku_extreme_eval_on_the_command_line(native, 
                                  "halt_max_steps=3", "--set", "expansion=2.0", "-o",
                                  str(tmp_path / "conv"), "--json"])
     assert r.exit_code == 0, r.output
-    assert json.loads(r.stdout)["model"]["seq_len"] == 81
+    assert json.loads(r.stdout)["model"]["config"]["seq_len"] == 81
     conv = load_checkpoint(tmp_path / "conv")[0]
     x = torch.randint(1, 11, (2, 81), generator=torch.Generator().manual_seed(0))
     with torch.no_grad():

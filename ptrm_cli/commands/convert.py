@@ -86,8 +86,10 @@ def convert(
     cfg = model.config.to_dict()
     rows = model.config.num_puzzle_identifiers
     if as_json:
-        typer.echo(json.dumps({"out": str(out), "model": cfg, "family": vocab.family,
-                               "parameters": count_parameters(model), "meta": meta,
+        # "model" has the shape of eval's and bench's reports: {"config", "parameters"}
+        typer.echo(json.dumps({"out": str(out), "model": {"config": cfg, "parameters":
+                                                          count_parameters(model)},
+                               "family": vocab.family, "meta": meta,
                                "identifiers": None if ids is None else
                                {"from": ids.source, "names": len(ids),
                                 "tasks": len(ids.tasks())}}, indent=1))
