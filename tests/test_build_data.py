@@ -557,3 +557,20 @@ def test_negative_workers_are_refused(tmp_path):
                                    "--workers", "-2"])
     assert res.exit_code != 0 and "--workers must be 0 or more, not -2" in str(res.exception)
     assert not (tmp_path / "ds").exists()
+
+
+def test_unknown_types_are_refused_before_reading(tmp_path, monkeypatch):
+    import typer
+    from typer.testing import CliRunner
+
+    from ptrm_cli import build as B
+    from ptrm_cli.commands.build_data import build_data
+
+    app = typer.Typer()
+    app.command()(build_data)
+    monkeypatch.setattr(B, "build", lambda *a, **k: pytest.fail("read the sources"))
+    res = CliRunner().invoke(app, [str(tmp_path), "--out", str(tmp_path / "ds"),
+                                   "--types", "sudoku,sudokku"])
+    assert res.exit_code != 0
+    assert "no installed codec for 'sudokku'" in str(res.exception)
+    assert "sudoku" in str(res.exception.hint) and not (tmp_path / "ds").exists()

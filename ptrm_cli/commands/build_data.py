@@ -108,11 +108,18 @@ def build_data(
             raise PtrmError(f"{name} must be 0 or more, not {v}")
     if val_tapa is None:
         val_tapa = val_per_type // 2
+    if (names := type_list(types)) is not None:  # a typo is a usage error, not 0 puzzles later
+        from .. import codec as registry
+
+        installed = registry.registered()
+        if unknown := [t for t in names if t not in installed]:
+            raise PtrmError(f"--types: no installed codec for {', '.join(map(repr, unknown))}",
+                            hint=f"installed: {', '.join(installed)} (`ptrm codecs`)")
     opts = B.BuildOptions(
         seed=seed, val_per_type=val_per_type, val_overrides={"tapa": val_tapa},
         val_pool=val_pool, augment=augment, augmentation=augmentation,
         train_puzzles=train_puzzles, min_difficulty=min_difficulty,
-        types=None if (names := type_list(types)) is None else tuple(names),
+        types=None if names is None else tuple(names),
         sizes=parse_sizes(sizes) if sizes else None, golden=tuple(golden), limit=limit,
         subsample=subsample,
         family=family, workers=workers or B.default_workers(),
