@@ -336,12 +336,12 @@ def test_solve_uses_and_states_cpu_defaults(tmp_path):
     r = CliRunner().invoke(app, ["solve", url, "-c", str(ckpt), "--device", "cpu", "--K", "2"])
     line = next(x for x in r.stdout.splitlines() if "CPU defaults:" in x)
     assert " K=" not in line.split("(GPU")[0] and "wave=2" in line and "time-limit=20" in line
-    assert "K=2 D=3" in r.stdout and "check-every=1" in line
-    # best-Q selection runs every rollout to the end: no check interval to state
+    assert "K=2 D=3" in r.stdout and "check-every" not in line  # every device checks each step
+    assert "check_every" not in out["cpu_defaults"]
+    # best-Q selection runs every rollout to the end: no check interval at all
     r = CliRunner().invoke(app, ["solve", url, "-c", str(ckpt), "--device", "cpu", "--K", "2",
-                                 "--select", "best_q"])
-    line = next(x for x in r.stdout.splitlines() if "CPU defaults:" in x)
-    assert "check-every" not in line.split("(GPU")[0] and "wave=2" in line
+                                 "--select", "best_q", "--json"])
+    assert json.loads(r.stdout)["check_every"] is None
 
 
 def test_compiled_engine_handles_a_single_row(model, inputs):
