@@ -8,14 +8,22 @@
 #   here:  bash scripts/gpu/stage3.sh prepare
 #   carry: .whl data/gen data/gen2 data/gen3 data/src data/hard data/golden data/ppbench-val
 #   run:   bash scripts/gpu/stage3.sh train      (data + training, ~9 min)
+#   run:   bash scripts/gpu/stage3.sh more       (optional: the exact resume, ~9 min more)
 #   run:   bash scripts/gpu/stage3.sh report16   (sigma on validation, D=16 reports)
 #   run:   bash scripts/gpu/stage3.sh report48   (D=48 reports)
-#   here:  bash scripts/gpu/stage3.sh keep FILES_AT   (best/ -> data/ppb3-best)
+#   here:  bash scripts/gpu/stage3.sh keep FILES_AT   (last/, best/ -> data/ppb3)
+#
+# A later stage is the same script with RUN=runs/ppbN, DATA=data/ppbenchN, EXTRA="data/genN"
+# (its batches, made here or on the device) and STEPS/EVAL_EVERY for the calls it will get
+# (2 H100s: ~4,500 updates a call; 4: ~10,000); INIT is the bundled model, i.e. the last stage.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 RUN=${RUN:-runs/ppb3}
 STEPS=${STEPS:-10000}
 EVAL_EVERY=${EVAL_EVERY:-2500}
+INIT=${INIT:-ptrm_cli/models/default}   # the warm start: the bundled model
+DATA=${DATA:-data/ppbench3}
+read -ra EXTRA <<< "${EXTRA:-}"   # more source folders for build-data (a later stage's batches)
 BEST=$RUN/checkpoints/best
 KNOBS_NK=(-p stuck=0 -p max_island=20 -p repairs=30 -p big=0.2 -p theme=0.1 -p budget=20000)
 KNOBS_TAPA=(-p shape=0.1 -p corridor=2 -p tries=5)
@@ -38,15 +46,24 @@ generate() {  # deterministic per (seed, index): these finish what was begun els
     wc -l data/gen2/*.jsonl data/gen3/*.jsonl
 }
 
-train() {
+train() {  # one call: the data, then a warm start from $INIT for as much as the call holds
     setup
     [ -n "${NO_GENERATE:-}" ] || generate   # NO_GENERATE=1: a dry run on what is here
-    ptrm build-data data/gen data/gen2 data/gen3 data/src data/hard \
-        --golden data/golden/golden_300.jsonl --val-from data/ppbench-val --out data/ppbench3 \
+    ptrm build-data data/gen data/gen2 data/gen3 data/src data/hard "${EXTRA[@]}" \
+        --golden data/golden/golden_300.jsonl --val-from data/ppbench-val --out "$DATA" \
         --workers "$(nproc)" --json > "$OUT/build.json" || exit 1
     python3 -c "import json; r=json.load(open('$OUT/build.json')); print(r['puzzles'])"
-    timeout -s TERM "$(left 560)" ptrm train examples/configs/ppbench-att.yaml $(gpus) \
-        --init-from ptrm_cli/models/default --set data.path=data/ppbench3 --set run_dir="$RUN" \
+    run_train --init-from "$INIT"
+}
+
+more() {  # the next call on the same warm machine: the exact resume of train's run, same STEPS
+    setup >/dev/null
+    run_train --resume
+}
+
+run_train() {  # ptrm train with this stage's settings and "$@", stopped (and saved) by SIGTERM
+    timeout -s TERM "$(left 560)" ptrm train examples/configs/ppbench-att.yaml $(gpus) "$@" \
+        --set data.path="$DATA" --set run_dir="$RUN" \
         --set train.lr_warmup_steps=200 --set train.max_steps="$STEPS" \
         --set train.lr_min_ratio=0.1 --set eval.every_steps="$EVAL_EVERY" \
         --set checkpoint.every_steps=1000 --set log.progress=lines "${SETS[@]}" 2>&1 \
@@ -66,20 +83,20 @@ report() {  # report NAME D DETS SPLIT_ARGS...: K=100, sigma from the validation
 
 report16() {
     setup >/dev/null
-    timeout "$(left 320)" ptrm eval --split val --data data/ppbench3 -c "$BEST" --K 100 --D 16 \
+    timeout "$(left 320)" ptrm eval --split val --data "$DATA" -c "$BEST" --K 100 --D 16 \
         --sigma 0.1,0.2,0.3,0.5 --seeds 1 --det-D 16 $(gpus) -o "$RUN/sweep_val" --no-plots \
         2>&1 | tail -n 25
     cp "$RUN/sweep_val/report.json" "$OUT/sweep_val.json"
     TMO=$(left 380) report d16_golden 16 16,48 --split golden
-    TMO=$(left 590) report d16_val 16 16,48 --split val --data data/ppbench3
+    TMO=$(left 590) report d16_val 16 16,48 --split val --data "$DATA"
 }
 
 report48() {
     setup >/dev/null
     TMO=$(left 200) report d48_golden 48 48 --split golden
-    TMO=$(left 590) report d48_val 48 48 --split val --data data/ppbench3
+    TMO=$(left 590) report d48_val 48 48 --split val --data "$DATA"
 }
 
-keep() { unpack "$1" data/ppb3; }
+keep() { unpack "$1" "${KEEP:-data/ppb3}"; }
 
 "$@"
