@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import os
 import signal
 import sys
 import warnings
@@ -38,14 +39,23 @@ class _Group(TyperGroup):
             signal.signal(signal.SIGTERM, _interrupt)
             return super().invoke(ctx)
         except PtrmError as e:
-            err_console.print(f"[bold red]error:[/] {esc(e)}", highlight=False,
-                              soft_wrap=True)
-            if e.hint:
-                err_console.print(f"[dim]hint:[/] {esc(e.hint)}", highlight=False, soft_wrap=True)
+            if _says():
+                err_console.print(f"[bold red]error:[/] {esc(e)}", highlight=False,
+                                  soft_wrap=True)
+                if e.hint:
+                    err_console.print(f"[dim]hint:[/] {esc(e.hint)}", highlight=False,
+                                      soft_wrap=True)
             raise typer.Exit(e.exit_code)
         except KeyboardInterrupt:
-            err_console.print("[yellow]interrupted[/]")
+            if _says():
+                err_console.print("[yellow]interrupted[/]")
             raise typer.Exit(130)
+
+
+def _says() -> bool:
+    """Whether this process speaks: alone, or rank 0 of a launch (--gpus N), as every rank
+    meets the same user error; the launcher exits with rank 0's status."""
+    return os.environ.get("RANK", "0") == "0"
 
 
 def _interrupt(signum, frame):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
-import sys
 
 import typer
 
@@ -80,23 +79,22 @@ def _launch_torchrun(gpus: int, config: str, sets: list[str], resume: bool,
     need NCCL_NVLS_ENABLE=0 and TORCH_SYMM_MEM_DISABLE_MULTICAST=1)."""
     import torch
 
-    from ..engine.train_dist import DIST_ENV
+    from ..engine import launch
 
     have = torch.cuda.device_count()
     if have < gpus:
         raise PtrmError(f"--gpus {gpus}: this machine has {have} CUDA device(s)")
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
-           f"--nproc-per-node={gpus}", "-m", "ptrm_cli.engine.train", config]
+    args = [config]
     for s in sets:
-        cmd += ["--set", s]
+        args += ["--set", s]
     if resume:
-        cmd.append("--resume")
+        args.append("--resume")
     if init_from:
-        cmd += ["--init-from", init_from]
-    env = {**os.environ, **DIST_ENV}
+        args += ["--init-from", init_from]
+    cmd = launch.command(gpus, "ptrm_cli.engine.train", args)
     err_console.print(f"[dim]launching: {esc(' '.join(cmd))}[/]", highlight=False)
     try:
-        return subprocess.run(cmd, env=env).returncode
+        return subprocess.run(cmd, env=launch.env()).returncode
     except KeyboardInterrupt:  # torchrun forwards the signal; the ranks save and exit
         return 130
 

@@ -194,12 +194,10 @@ def check_gpus(nproc: int, device: str) -> None:
 def relaunch(nproc: int, argv: list[str] | None = None) -> int:
     """Run this command again under torchrun with nproc processes (without its --gpus
     option) and return torchrun's exit code."""
+    from . import launch
+
     args = strip_gpus(sys.argv[1:] if argv is None else argv)
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
-           f"--nproc_per_node={nproc}", "-m", "ptrm_cli.app", *args]
-    env = dict(os.environ)
-    env.setdefault("OMP_NUM_THREADS", "1")
-    return subprocess.call(cmd, env=env)
+    return subprocess.call(launch.command(nproc, "ptrm_cli.app", args), env=launch.env())
 
 
 def strip_gpus(args: list[str]) -> list[str]:

@@ -18,8 +18,7 @@ import torch
 import torch.distributed as dist
 from torch import Tensor, nn
 
-# Our GPU hosts need NVLink multicast off (NCCL NVLS and symmetric-memory multicast).
-DIST_ENV = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1"}
+from .launch import DIST_ENV  # set here too: a run started by plain torchrun
 
 
 @dataclass

@@ -1,0 +1,60 @@
+"""`--gpus N`: our launcher runs torchrun's own `run` and exits with rank 0's status, not
+torchrun's traceback and 1; a user error under it is one message, said once (rank 0)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from ptrm_cli.engine import launch
+
+from fixtures_models import save_tiny_checkpoint
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@dataclass
+class _Failure:  # the fields of torch's ProcessFailure that the launcher reads
+    exitcode: int
+    timestamp: int = 0
+
+
+def test_exit_status_is_the_root_causes():
+    # rank 1 stopped on a usage error, then the agent's SIGTERM killed rank 0: say rank 1's
+    assert launch.exit_status({0: _Failure(-15, 5), 1: _Failure(2, 5)}) == 2
+    assert launch.exit_status({0: _Failure(2, 6), 1: _Failure(1, 5)}) == 1  # the earliest
+    assert launch.exit_status({1: _Failure(2), 0: _Failure(130)}) == 130  # a tie: rank 0
+    assert launch.exit_status({0: _Failure(-15), 1: _Failure(-9)}) == 143  # signals only
+    assert launch.exit_status({0: _Failure(0)}) == 1  # failed, yet exit 0: still a failure
+
+
+def test_command_and_environment():
+    cmd = launch.command(4, "ptrm_cli.app", ["eval", "--K", "8"])
+    assert cmd[1:] == ["-m", "ptrm_cli.engine.launch", "4", "-m", "ptrm_cli.app", "eval", "--K",
+                       "8"]
+    env = launch.env()
+    assert all(env[k] == v for k, v in launch.DIST_ENV.items())
+    assert env["OMP_NUM_THREADS"] == os.environ.get("OMP_NUM_THREADS", "1")
+
+
+def test_a_user_error_under_two_processes_is_one_message_and_its_status(tmp_path):
+    from ptrm_codecs.families import PPBENCH
+
+    ck = save_tiny_checkpoint(tmp_path / "ck", PPBENCH.vocab)
+    cfg = Path(ck) / "config.json"
+    doc = json.loads(cfg.read_text())
+    doc["meta"]["sigma"] = "bad"
+    cfg.write_text(json.dumps(doc))
+    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "ptrm_cli", "eval", "--split", "golden", "-c", str(ck), "--K",
+         "2", "--D", "1", "--seeds", "1", "--limit", "1", "--no-plots", "--gpus", "2",
+         "--device", "cpu", "-o", str(tmp_path / "ev")],
+        env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert proc.stderr.count("meta.sigma is 'bad'") == 1, proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr and "ChildFailedError" not in proc.stderr
