@@ -43,6 +43,8 @@ DEFAULT_CPU_MEMORY = 2 << 30
 GPU_MEMORY_FRACTION = 0.6
 #: the noise scale when neither --sigma nor the checkpoint says one (the paper's PPBench value)
 DEFAULT_SIGMA = 0.2
+#: how text output says where σ came from (LoadedModel.sigma_choice; JSON: "sigma_source")
+SIGMA_NOTES = {"option": "", "model": " (the model's)", "default": " (default)"}
 
 
 # -- reading the user's input -----------------------------------------------------------------
@@ -176,6 +178,13 @@ class LoadedModel:
                             ">= 0 (the noise scale chosen on validation)",
                             hint="fix or remove it, or pass --sigma")
         return float(s)
+
+    def sigma_choice(self, given: float | None) -> tuple[float, str]:
+        """(σ, where it came from): --sigma ("option"), else the checkpoint's ("model"), else
+        DEFAULT_SIGMA ("default")."""
+        if given is not None:
+            return given, "option"
+        return self.sigma, "default" if self.meta.get("sigma") is None else "model"
 
 
 def resolve_checkpoint(arg: str | Path | None) -> Path:

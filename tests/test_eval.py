@@ -206,8 +206,11 @@ def test_eval_sigma_defaults_to_the_checkpoints_validated_one(dataset, tmp_path)
     r = ptrm(*args, "--out", tmp_path / "own")
     assert r.exit_code == 0, r.output
     assert [p["sigma"] for p in json.loads(r.stdout)["ptrm"]] == [0.35]
+    assert "σ=0.35 (the model's)" in r.stderr
     r = ptrm(*args, "--sigma", "0.1", "--out", tmp_path / "given")
     assert [p["sigma"] for p in json.loads(r.stdout)["ptrm"]] == [0.1]
+    r = ptrm(*args, "--sigma", ",", "--out", tmp_path / "none")  # names nothing: not the default
+    assert r.exit_code == 2 and "names no value" in r.output
 
 
 def test_eval_golden_from_the_ppbench_wheel(ckpt, tmp_path):

@@ -252,6 +252,28 @@ def test_curve_judges_by_the_rules_when_there_are_rules(recorded, capsys, tmp_pa
     assert "judged by label" in out
     assert f"{100 * again['summary']['best_q']['fixed']['accuracy']:.1f}%" in out
     assert adaptive.main([str(report)]) == 0 and "judged by rules" in capsys.readouterr().out
+    # no fixed K x D run among the points: said, not a silent half answer
+    partial = tmp_path / "partial.json"
+    fixed_free = [p for p in cur["points"] if p["rules"] or p["q_threshold"] is not None]
+    partial.write_text(json.dumps({"modes": [{"curve": {**cur, "points": fixed_free}}]}))
+    assert adaptive.main([str(partial)]) == 0
+    assert "nothing to compare with" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("text, says", [
+    (None, "cannot read it"), ("not json", "cannot read it"), ("[1, 2]", "no curve"),
+    ('{"modes": 5}', "no curve"),
+    ('{"modes": [{"curve": {"K": 2, "D": 2, "puzzles": 1, "points": []}}]}', "no replayed"),
+    ('{"modes": [{"curve": {"K": 2, "D": 2, "puzzles": 1, "points": [{"policy": "x"}]}}]}',
+     "the points lack"),
+])
+def test_curve_summary_of_a_bad_report_is_one_usage_error(tmp_path, capsys, text, says):
+    path = tmp_path / "report.json"
+    if text is not None:
+        path.write_text(text)
+    with pytest.raises(SystemExit) as e:
+        adaptive.main([str(path)])
+    assert e.value.code == 2 and says in capsys.readouterr().err
 
 
 # -- several processes ------------------------------------------------------------------------

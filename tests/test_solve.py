@@ -23,6 +23,7 @@ from fixtures_models import GOLDEN_SIZES, golden_examples, installed_codecs, sav
 TYPES = tuple(GOLDEN_SIZES)
 SCHEMA = {"type": str, "solved": bool, "valid": bool, "violations": list, "solution": dict,
           "confidence": float, "q": float, "agree": int, "K": int, "D": int, "sigma": float,
+          "sigma_source": str,
           "seed": int, "selector": str, "time_s": float, "checkpoint": str}
 
 
@@ -192,15 +193,20 @@ def test_sigma_defaults_to_the_checkpoints_validated_one(ckpt, sudoku, tmp_path)
     tuned = save_checkpoint(tmp_path / "tuned", tiny_model(len(PPBENCH.vocab)), PPBENCH.vocab,
                             {"sigma": 0.7})
     _, plain = solve_json(ckpt, line)
-    assert plain["sigma"] == solver.DEFAULT_SIGMA
+    assert (plain["sigma"], plain["sigma_source"]) == (solver.DEFAULT_SIGMA, "default")
     _, own = solve_json(tuned, line)
     _, explicit = solve_json(tuned, line, "--sigma", 0.7)
     _, given = solve_json(tuned, line, "--sigma", 0.0)
-    assert own["sigma"] == 0.7 and (own["q"], own["solution"]) == \
-        (explicit["q"], explicit["solution"])
-    assert given["sigma"] == 0.0  # --sigma wins
+    assert (own["sigma"], own["sigma_source"]) == (0.7, "model")
+    assert (own["q"], own["solution"]) == (explicit["q"], explicit["solution"])
+    assert (given["sigma"], given["sigma_source"]) == (0.0, "option")  # --sigma wins
+    assert "sigma=0.7 (the model's)" in ptrm("solve", line, "-c", tuned, "--K", 3).stdout
     cfg = Path(tuned) / "config.json"
     doc = json.loads(cfg.read_text())
+    doc["meta"]["sigma"] = None  # recorded as null: no σ of its own
+    cfg.write_text(json.dumps(doc))
+    assert solve_json(tuned, line)[1]["sigma_source"] == "default"
+    assert "sigma=0.2 (default)" in ptrm("solve", line, "-c", tuned, "--K", 3).stdout
     doc["meta"]["sigma"] = "high"
     cfg.write_text(json.dumps(doc))
     r = ptrm("solve", line, "-c", tuned, "--K", 3, "--D", 1)
@@ -396,6 +402,7 @@ def test_check_every_without_early_stop_warns(ckpt, sudoku):
              "best_q", "--check-every", 2, "--json")
     assert r.exit_code in (0, 1)
     assert "--check-every applies to early stopping" in " ".join(r.stderr.split())
+    assert json.loads(r.stdout)["check_every"] is None  # ignored, so not reported as used
 
 
 def test_a_puzzle_larger_than_the_models_grid(ckpt):

@@ -21,7 +21,10 @@ def bench(
                                    "heads, T=3, n=6, P=16, vocab 294, seq 100) or tiny."),
     K: int = typer.Option(100, "--K", min=1, help="Rollouts per puzzle."),
     D: int = typer.Option(48, "--D", min=1, help="Supervision steps per rollout."),
-    sigma: float = typer.Option(0.2, "--sigma", min=0.0, help="Noise scale."),
+    sigma: float = typer.Option(0.2, "--sigma", min=0.0,
+                                help="Noise scale: 0.2 whatever the checkpoint records, so that "
+                                     "runs compare (speed does not depend on it; the acc "
+                                     "column does)."),
     puzzles: int = typer.Option(61, "--puzzles", min=1,
                                 help="Puzzles (the golden set is repeated if it has fewer; "
                                      "with --split random, random tokens)."),

@@ -27,6 +27,9 @@ def _floats(values: list[str], flag: str) -> list[float]:
                 if not 0 <= x < math.inf:
                     raise PtrmError(f"{flag} {part.strip()}: expected a finite number >= 0")
                 out.append(x)
+    if values and not out:  # `--sigma ,` names nothing: not the default in disguise
+        raise PtrmError(f"{flag} {','.join(map(str, values))!r} names no value",
+                        hint=f"e.g. {flag} 0.1,0.2; leave it out for the default")
     return list(dict.fromkeys(out))
 
 
@@ -149,6 +152,8 @@ def evaluate(
                 (why := ev_mod.sweep_model_differs(sigma_from, loaded)) is not None:
             err_console.print(f"[yellow]warning:[/] {esc(why)}", highlight=False, soft_wrap=True)
         D = D or loaded.config.halt_max_steps
+        sigma_note = "" if sigmas or sigma_from is not None else \
+            solver.SIGMA_NOTES[loaded.sigma_choice(None)[1]]
         sigmas = sigmas or [loaded.sigma]
         if arc:
             _eval_arc(loaded, Path(data).expanduser(), split, K=K, D=D, sigma=sigmas[0],
@@ -186,7 +191,7 @@ def evaluate(
         of = f" (a seeded sample of {evset.sampled['of']})" if evset.sampled else ""
         err_console.print(
             f"[dim]{esc(evset.name)}: {len(evset)} puzzles{of} · K={K} D={D} "
-            f"σ={','.join(f'{s:g}' for s in sigmas)} "
+            f"σ={','.join(f'{s:g}' for s in sigmas)}{sigma_note} "
             f"perturb={perturb} · seeds {settings.seeds} · TRM baselines D={settings.det_D} · "
             f"device={device}{f' x{ranks} processes' if ranks > 1 else ''} · "
             f"{esc(loaded.path)}[/]",

@@ -64,7 +64,7 @@ def solve(
     wave: int = typer.Option(None, "--wave", min=1, show_default="K on GPU, 4 on CPU",
                              help="Rollouts per wave."),
     check_every: int = typer.Option(None, "--check-every", min=1,
-                                    show_default=f"{CHECK_EVERY} (every step)",
+                                    show_default="every step",
                                     help="With early stop: steps between rules checks."),
     time_limit: float = typer.Option(None, "--time-limit", min=0.0,
                                      show_default="none on GPU, 20 s on CPU",
@@ -138,9 +138,7 @@ def solve(
                           "trained on (pass the task file and --task ID)", highlight=False)
     family = solver.family_for(c, loaded)
     D = D or loaded.config.halt_max_steps
-    sigma_note = "" if sigma is not None else \
-        " (the model's)" if "sigma" in loaded.meta else " (default)"
-    sigma = loaded.sigma if sigma is None else sigma
+    sigma, sigma_source = loaded.sigma_choice(sigma)
     cpu = device == "cpu"
     cpu_defaults = {}
     if cpu:  # CPU-sized defaults for whatever the user left out; they are stated in the output
@@ -155,7 +153,9 @@ def solve(
         cpu_defaults["threads"] = threads or _cpu_threads()
         torch.set_num_threads(cpu_defaults["threads"])
     K = K if K is not None else GPU_K
-    if check_every is None and stops_early:
+    if not stops_early:
+        check_every = None  # ignored (warned above): not reported as used
+    elif check_every is None:
         check_every = CHECK_EVERY
     time_limit = time_limit or None  # --time-limit 0: no limit
     if wave is None:
@@ -191,7 +191,7 @@ def solve(
         matches = bool(res.solution == given)
     settings = dict(K=K, D=D, sigma=sigma, perturb=perturb, seed=seed, selector=select,
                     device=device, checkpoint=loaded.path, wave=wave, check_every=check_every,
-                    time_limit=time_limit, cpu_defaults=cpu_defaults, sigma_note=sigma_note)
+                    time_limit=time_limit, cpu_defaults=cpu_defaults, sigma_source=sigma_source)
     if as_json:
         typer.echo(solver.to_json(_json(res, parsed, source, matches, settings)))
     else:
@@ -215,7 +215,8 @@ def _json(res: "solver.SolveResult", parsed, source: str, matches, s: dict) -> d
         "solution": {"pzprv3": pzprv3, "grid": res.solution.grid.astype(int).tolist(),
                      "url": c.solution_url(res.puzzle, res.solution)},
         "confidence": res.confidence, "q": res.q, "agree": res.agree,
-        "K": s["K"], "D": s["D"], "sigma": s["sigma"], "seed": s["seed"],
+        "K": s["K"], "D": s["D"], "sigma": s["sigma"], "sigma_source": s["sigma_source"],
+        "seed": s["seed"],
         "selector": s["selector"], "time_s": round(res.time_s, 4), "checkpoint": s["checkpoint"],
         "perturb": s["perturb"], "device": s["device"], "rollouts": res.rollouts,
         "valid_rollouts": res.valid_rollouts, "distinct_answers": res.distinct,
@@ -228,6 +229,8 @@ def _json(res: "solver.SolveResult", parsed, source: str, matches, s: dict) -> d
 
 
 def _show(res: "solver.SolveResult", matches, s: dict) -> None:
+    from .. import solver
+
     c = res.codec
     console.print(c.render(res.puzzle, res.solution))
     if not c.judges(res.puzzle):
@@ -259,7 +262,8 @@ def _show(res: "solver.SolveResult", matches, s: dict) -> None:
     if res.timed_out:
         console.print(f"[yellow]time limit of {s['time_limit']:g} s reached[/]: the answer is the "
                       f"best of the rollouts so far (--time-limit to change)", highlight=False)
-    console.print(f"[dim]K={s['K']} D={s['D']} sigma={s['sigma']:g}{s['sigma_note']} "
+    console.print(f"[dim]K={s['K']} D={s['D']} sigma={s['sigma']:g}"
+                  f"{solver.SIGMA_NOTES[s['sigma_source']]} "
                   f"perturb={s['perturb']} "
                   f"select={s['selector']} seed={s['seed']} device={s['device']} · "
                   f"{res.row_steps} rollout-steps ({res.flops:.2e} FLOP) · "
@@ -328,7 +332,7 @@ def _solve_arc_task(input: str, task_id: str | None, model, *, K, D, sigma, pert
     arc_solve.check_model(loaded)
     table = arc_ids.table_for(loaded, identifiers)
     D = D or loaded.config.halt_max_steps
-    sigma = loaded.sigma if sigma is None else sigma
+    sigma, sigma_source = loaded.sigma_choice(sigma)
     cpu_defaults = {}
     if device == "cpu":  # CPU-sized defaults for what the user left out, stated in the output
         given = {"K": K, "time_limit": time_limit}
@@ -355,14 +359,16 @@ def _solve_arc_task(input: str, task_id: str | None, model, *, K, D, sigma, pert
                                    on_progress=lambda done, n: bar.update(job, completed=done,
                                                                           total=n))
     settings = dict(device=device, checkpoint=loaded.path, source=source or input,
-                    time_limit=time_limit, cpu_defaults=cpu_defaults or None)
+                    time_limit=time_limit, cpu_defaults=cpu_defaults or None,
+                    sigma_source=sigma_source)
     if as_json:
         typer.echo(solver.to_json(arc_solve.to_dict(res, **settings)))
     else:
         console.print(arc_solve.render(res))
         console.print(f"[dim]task {esc(res.task)} · {res.views}/{res.views_known} views x "
                       f"{len(res.tests)} test input(s) x K={K}: {res.rollouts} rollouts in "
-                      f"{res.time_s:.2f} s · D={D} sigma={sigma:g} perturb={perturb} "
+                      f"{res.time_s:.2f} s · D={D} sigma={sigma:g}"
+                      f"{solver.SIGMA_NOTES[sigma_source]} perturb={perturb} "
                       f"seed={seed} device={device} · best Q per view, vote across views · "
                       f"identifiers {esc(res.identifiers)} · {esc(loaded.path)}[/]",
                       highlight=False, soft_wrap=True)

@@ -237,23 +237,37 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--judge", choices=("rules", "label"),
                     help="default: rules where the run verified its answers, else label")
     args = ap.parse_args(argv)
-    with open(args.report, encoding="utf-8") as f:
-        report = json.load(f)
-    curves = [e["curve"] for e in report.get("modes", []) if "curve" in e]
+    try:
+        with open(args.report, encoding="utf-8") as f:
+            report = json.load(f)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        ap.error(f"{args.report}: cannot read it as JSON ({e})")
+    modes = report.get("modes") if isinstance(report, dict) else None
+    curves = [e["curve"] for e in modes if isinstance(e, dict) and isinstance(e.get("curve"), dict)] \
+        if isinstance(modes, list) else []
     if not curves:
         ap.error(f"{args.report}: no curve in this report (run `ptrm bench --modes curve`)")
     for c in curves:
-        judge = args.judge or ("rules" if all("acc_rules" in r for r in c["points"]) else "label")
+        points = c.get("points")
+        if not isinstance(points, list) or not points or \
+                not all(isinstance(r, dict) for r in points) or \
+                not all(k in c for k in ("K", "D", "puzzles")):
+            ap.error(f"{args.report}: the curve has no replayed points (K, D, puzzles, points)")
+        judge = args.judge or ("rules" if all("acc_rules" in r for r in points) else "label")
         key = f"acc_{judge}"
-        if not all(key in r for r in c["points"]):
-            ap.error(f"{args.report}: the points have no {judge} accuracy")
-        res = summarize(c["points"], c["K"], c["D"], key)
+        needed = (key, "policy", "K", "D", "select", "rules", "q_threshold",
+                  "row_steps_per_puzzle", "flops_per_puzzle", "compute_vs_fixed", "stopped_frac")
+        if missing := sorted({k for r in points for k in needed if k not in r}):
+            ap.error(f"{args.report}: the points lack {', '.join(missing)}")
+        res = summarize(points, c["K"], c["D"], key)
         print(f"{c['puzzles']} puzzles, K={c['K']} D={c['D']}, judged by {judge}")
         print("| policy | compute vs fixed | FLOP / puzzle | stopped early | accuracy |")
         print("|---|---:|---:|---:|---:|")
         for r in res["pareto"]:
             print(f"| {r['policy']} | {r['compute_vs_fixed']:.4f} | {r['flops_per_puzzle']:.3e} "
                   f"| {100 * r['stopped_frac']:.0f}% | {100 * r['accuracy']:.1f}% |")
+        if not res["summary"]:
+            print(f"no fixed K={c['K']} D={c['D']} run among the points: nothing to compare with")
         for sel, s in res["summary"].items():
             f, b = s["fixed"], s["cheapest_at_same_accuracy"]
             print(f"{sel}: fixed K={c['K']} D={c['D']} {100 * f['accuracy']:.1f}%; cheapest at "
