@@ -50,6 +50,14 @@ class SigmaChoice(NamedTuple):
     sigma: float
     split: str          # the split the sweep ran on
     tied: list[float]   # every sigma at the best score (more than one: the sweep saturated)
+    swept: list[float] = []  # every sigma of the sweep, ascending
+
+    @property
+    def at_edge(self) -> bool:
+        """The sweep's largest sigma (or its smallest above 0) won outright among three or
+        more: the best may lie beyond what was swept."""
+        return len(self.swept) >= 3 and self.tied == [self.sigma] and \
+            (self.sigma == self.swept[-1] or 0 < self.sigma == self.swept[0])
 
 
 def report_file(path: Path) -> Path:
@@ -84,7 +92,8 @@ def sigma_from_report(path: Path, judge: str = "rules") -> SigmaChoice:
         raise PtrmError(f"--sigma-from {path}: that sweep ran on the golden set; choose sigma "
                         "on a validation split (--split val --data DIR)")
     top = max(scored)
-    return SigmaChoice(top[2], split, sorted(sig for q, _, sig in scored if q == top[0]))
+    return SigmaChoice(top[2], split, sorted(sig for q, _, sig in scored if q == top[0]),
+                       sorted(sig for _, _, sig in scored))
 
 
 def sweep_model_differs(path: Path, loaded: LoadedModel) -> str | None:

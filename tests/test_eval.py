@@ -153,19 +153,39 @@ def test_sigma_from_a_validation_sweep(report, ckpt, dataset, tmp_path):
         run["summary"]["aggregate"]["rules"]["best_q"]["mean"] = 0.5
     (tmp_path / "tie.json").write_text(json.dumps(fake))
     sigmas = sorted(run["sigma"] for run in fake["ptrm"])
-    assert evaluate.sigma_from_report(tmp_path / "tie.json") == (0.0, "val", sigmas)
+    assert evaluate.sigma_from_report(tmp_path / "tie.json") == (0.0, "val", sigmas, sigmas)
     r = ptrm("eval", "--split", "val", "--data", dataset, "-c", ckpt, "--K", 2, "--D", 1,
              "--seeds", 1, "--det-D", 1, "--sigma-from", tmp_path / "tie.json", "--no-plots",
              "--out", tmp_path / "t")
     assert r.exit_code == 0 and "tie on that sweep" in r.output, r.output
     fake["ptrm"][-1]["summary"]["aggregate"]["rules"]["best_q"]["mean"] = 0.7
     (tmp_path / "clear.json").write_text(json.dumps(fake))
-    assert evaluate.sigma_from_report(tmp_path / "clear.json") == (sigmas[-1], "val",
-                                                                   [sigmas[-1]])
+    clear = evaluate.sigma_from_report(tmp_path / "clear.json")
+    assert clear == (sigmas[-1], "val", [sigmas[-1]], sigmas)
+    assert clear.at_edge == (len(sigmas) >= 3)  # the largest won outright: look beyond it
     r = ptrm("eval", "--split", "val", "--data", dataset, "-c", ckpt, "--K", 2, "--D", 1,
              "--seeds", 1, "--det-D", 1, "--sigma-from", tmp_path / "clear.json",
              "--no-plots", "--out", tmp_path / "u")
     assert r.exit_code == 0 and "tie on that sweep" not in r.output, r.output
+    assert ("may lie beyond it" in r.output) == clear.at_edge
+    # three sigmas or more: an outright win at the largest (or smallest above 0) is an edge
+    edge = json.loads(json.dumps(fake))
+    extra = json.loads(json.dumps(edge["ptrm"][-1]))
+    extra["sigma"] = max(sigmas) * 2 + 1
+    extra["summary"]["aggregate"]["rules"]["best_q"]["mean"] = 0.8
+    edge["ptrm"].append(extra)
+    (tmp_path / "edge.json").write_text(json.dumps(edge))
+    choice = evaluate.sigma_from_report(tmp_path / "edge.json")
+    assert choice.sigma == extra["sigma"] and choice.at_edge
+    r = ptrm("eval", "--split", "val", "--data", dataset, "-c", ckpt, "--K", 2, "--D", 1,
+             "--seeds", 1, "--det-D", 1, "--sigma-from", tmp_path / "edge.json",
+             "--no-plots", "--out", tmp_path / "e")
+    assert r.exit_code == 0 and "is the largest of that sweep" in " ".join(r.output.split())
+    for run in edge["ptrm"]:  # a clear win inside the sweep: no note
+        run["summary"]["aggregate"]["rules"]["best_q"]["mean"] = 0.9 if run is edge["ptrm"][1] \
+            else 0.1
+    (tmp_path / "inside.json").write_text(json.dumps(edge))
+    assert not evaluate.sigma_from_report(tmp_path / "inside.json").at_edge
     fake["split"]["name"] = "golden"
     (tmp_path / "golden.json").write_text(json.dumps(fake))
     r = ptrm("eval", "--sigma-from", tmp_path / "golden.json", "-c", ckpt)

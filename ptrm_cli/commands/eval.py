@@ -118,7 +118,8 @@ def evaluate(
 
     on = None
     if sigma_from is not None:
-        chosen, on, tied = ev_mod.sigma_from_report(sigma_from)
+        choice = ev_mod.sigma_from_report(sigma_from)
+        chosen, on, tied = choice.sigma, choice.split, choice.tied
         sigmas = [chosen]
         if distributed.is_main() and not (gpus and gpus > 1):
             err_console.print(f"σ = {chosen:g}, chosen on {esc(on)} ({esc(sigma_from)})",
@@ -128,6 +129,13 @@ def evaluate(
                     f"[yellow]note:[/] σ = {', '.join(f'{t:g}' for t in tied)} tie on that "
                     "sweep's best-Q: it does not separate them (more or harder validation "
                     "puzzles would); the smallest is taken", highlight=False, soft_wrap=True)
+            if choice.at_edge:
+                side = "largest" if chosen == choice.swept[-1] else "smallest"
+                err_console.print(
+                    f"[yellow]note:[/] σ = {chosen:g} is the {side} of that sweep "
+                    f"({', '.join(f'{t:g}' for t in choice.swept)}) and scored best: the best "
+                    "σ may lie beyond it; a sweep that reaches past it would tell",
+                    highlight=False, soft_wrap=True)
 
     if gpus and gpus > 1 and not distributed.launched():
         distributed.check_gpus(gpus, device)

@@ -23,6 +23,7 @@ STEPS=${STEPS:-10000}
 EVAL_EVERY=${EVAL_EVERY:-2500}
 INIT=${INIT:-ptrm_cli/models/default}   # the warm start: the bundled model
 DATA=${DATA:-data/ppbench3}
+SIGMAS=${SIGMAS:-0.1,0.2,0.3,0.5}   # report16's sweep on validation (stage 3 chose its largest)
 read -ra EXTRA <<< "${EXTRA:-}"   # more source folders for build-data (a later stage's batches)
 BEST=$RUN/checkpoints/best
 KNOBS_NK=(-p stuck=0 -p max_island=20 -p repairs=30 -p big=0.2 -p theme=0.1 -p budget=20000)
@@ -84,8 +85,8 @@ report() {  # report NAME D DETS SPLIT_ARGS...: K=100, sigma from the validation
 report16() {
     setup >/dev/null
     timeout "$(left 320)" ptrm eval --split val --data "$DATA" -c "$BEST" --K 100 --D 16 \
-        --sigma 0.1,0.2,0.3,0.5 --seeds 1 --det-D 16 $(gpus) -o "$RUN/sweep_val" --no-plots \
-        2>&1 | tail -n 25
+        --sigma "$SIGMAS" --seeds 1 --det-D 16 $(gpus) -o "$RUN/sweep_val" --no-plots 2>&1 \
+        | tail -n 25
     cp "$RUN/sweep_val/report.json" "$OUT/sweep_val.json"
     TMO=$(left 380) report d16_golden 16 16,48 --split golden
     TMO=$(left 590) report d16_val 16 16,48 --split val --data "$DATA"
