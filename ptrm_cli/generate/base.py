@@ -93,6 +93,9 @@ class Generator(ABC):
     max_attempts: int = 200
     #: per-type params with their defaults, for --help and docs
     params: dict[str, tuple[float, str]] = {}
+    #: raised when the same (seed, index, knobs) starts making other puzzles; records say it
+    #: from 2 on ("version"), and a file is only ever completed by its own version
+    version: int = 1
 
     def check_size(self, rows: int, cols: int) -> None:
         if not (4 <= rows <= 30 and 4 <= cols <= 30):

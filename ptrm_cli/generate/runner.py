@@ -61,9 +61,10 @@ def make_record(job: Job, index: int) -> dict:
     if bad:
         raise AssertionError(f"{record_id(job, index)}: the {job.type} codec rejects the generated "
                              f"solution ({bad[0].code}: {bad[0].message})\n{text}")
+    version = {"version": gen.version} if gen.version > 1 else {}  # 1: records before versions
     return codec.to_record(parsed.puzzle, parsed.solution, id=record_id(job, index),
                            source="generated", seed=job.seed, index=index,
-                           difficulty=inst.stats["difficulty"], knobs=job.knobs.tag())
+                           difficulty=inst.stats["difficulty"], knobs=job.knobs.tag(), **version)
 
 
 def _work(args: tuple[Job, int]) -> tuple[int, str]:
@@ -122,15 +123,17 @@ class ResumableJsonl:
         if not isinstance(index, int) or isinstance(index, bool) or index < 0:
             raise PtrmError(f"{self.path}:{n}: not a record `ptrm generate` wrote (expected a "
                             f"JSON object with an index)", hint="pass another --out")
-        want = {"type": self.job.type, "seed": self.job.seed, "knobs": self.job.knobs.tag()}
-        got = {k: rec.get(k) for k in want}
+        want = {"type": self.job.type, "seed": self.job.seed, "knobs": self.job.knobs.tag(),
+                "version": get(self.job.type).version}
+        got = {k: rec.get(k) for k in want} | {"version": rec.get("version", 1)}
         if got != want or not str(rec.get("id", "")).startswith(
                 f"gen-{self.job.type}-{self.job.rows}x{self.job.cols}-"):
             raise PtrmError(f"{self.path}:{n}: holds a puzzle from another run "
                             f"({rec.get('id')}, {got}); this run makes {want} at "
                             f"{self.job.rows}x{self.job.cols}",
                             hint="resume with the same type, size, seed and knobs, or pass "
-                                 "another --out")
+                                 "another --out (a new generator version makes other puzzles "
+                                 "from the same seed: docs/GENERATORS.md)")
         return index
 
     def write(self, line: str) -> None:

@@ -25,6 +25,8 @@ INIT=${INIT:-ptrm_cli/models/default}   # the warm start: the bundled model
 DATA=${DATA:-data/ppbench3}
 SIGMAS=${SIGMAS:-0.1,0.2,0.3,0.5}   # report16's sweep on validation (stage 3 chose its largest)
 read -ra EXTRA <<< "${EXTRA:-}"   # more source folders for build-data (a later stage's batches)
+# the sources before EXTRA: folders or files (a later stage may list files to leave some out)
+read -ra SOURCES <<< "${SOURCES:-data/gen data/gen2 data/gen3 data/src data/hard}"
 BEST=$RUN/checkpoints/best
 KNOBS_NK=(-p stuck=0 -p max_island=20 -p repairs=30 -p big=0.2 -p theme=0.1 -p budget=20000)
 KNOBS_TAPA=(-p shape=0.1 -p corridor=2 -p tries=5)
@@ -50,7 +52,7 @@ generate() {  # deterministic per (seed, index): these finish what was begun els
 train() {  # one call: the data, then a warm start from $INIT for as much as the call holds
     setup
     [ -n "${NO_GENERATE:-}" ] || generate   # NO_GENERATE=1: a dry run on what is here
-    ptrm build-data data/gen data/gen2 data/gen3 data/src data/hard "${EXTRA[@]}" \
+    ptrm build-data "${SOURCES[@]}" "${EXTRA[@]}" \
         --golden data/golden/golden_300.jsonl --val-from data/ppbench-val --out "$DATA" \
         --workers "$(nproc)" --json > "$OUT/build.json" || exit 1
     python3 -c "import json; r=json.load(open('$OUT/build.json')); print(r['puzzles'])"
