@@ -191,6 +191,21 @@ class EvalSettings:
         self.det_D = list(dict.fromkeys(self.det_D))
 
 
+def det_key(D: int) -> str:
+    """Where a deterministic TRM run at depth D is saved (eval_resume.SavedRuns)."""
+    return f"det/{D}"
+
+
+def ptrm_key(sigma: float, seed: int) -> str:
+    """Where the PTRM run at (sigma, seed) is saved."""
+    return f"ptrm/{sigma!r}/{seed}"
+
+
+def run_keys(s: "EvalSettings") -> list[str]:
+    """Every saved run an evaluation with settings `s` reads."""
+    return [det_key(d) for d in s.det_D] + [ptrm_key(sg, sd) for sg in s.sigmas for sd in s.seeds]
+
+
 def run_eval(loaded: LoadedModel, ev: EvalSet, s: EvalSettings, *,
              progress: Callable[[float], None] | None = None,
              saved: SavedRuns | None = None) -> dict:
@@ -241,7 +256,7 @@ def run_eval(loaded: LoadedModel, ev: EvalSet, s: EvalSettings, *,
 
     det = []
     for d in s.det_D:
-        if (entry := saved.get(f"det/{d}")) is not None:
+        if (entry := saved.get(det_key(d))) is not None:
             det.append(entry)
             skip(1, d)
             continue
@@ -249,14 +264,14 @@ def run_eval(loaded: LoadedModel, ev: EvalSet, s: EvalSettings, *,
         det.append({"D": d, "K": 1, "sigma": 0.0, "equal_compute": d == s.K * s.D and s.K > 1,
                     "flops_per_puzzle": d * fps, **_timing(t_model, t_verify, P, price),
                     **_det_scores(out, valid, ev.labels, groups)})
-        saved.put(f"det/{d}", det[-1])
+        saved.put(det_key(d), det[-1])
 
     ptrm, width, qsteps = [], None, None
     for si, sigma in enumerate(s.sigmas):
         runs, curves, per_puzzle = [], [], None
         for seed in s.seeds:
             record = si == 0 and seed == s.seeds[0]
-            key = f"ptrm/{sigma!r}/{seed}"
+            key = ptrm_key(sigma, seed)
             done = saved.get(key)
             if done is None or (record and done["q_steps"] is None) or \
                     (si == 0 and done["curve"] is None):  # not saved, or saved without these

@@ -450,7 +450,7 @@ def test_interrupted_eval_resumes_with_only_the_missing_runs(report, ckpt, datas
     fail_at, calls[:] = None, []
     r = ptrm(*args, "--resume", "--json")
     assert r.exit_code == 0, r.output
-    assert "resuming: 3 finished run(s)" in r.output
+    assert "resuming: 3 of 6 run(s) finished" in r.output
     assert calls == [1, 0, 1]  # only the three missing runs: (sigma 0, seed 1), sigma 0.5
     assert not (out / "partial.json").exists()
     resumed = json.loads((out / "report.json").read_text())

@@ -242,10 +242,12 @@ def _saved_runs(out: Path, loaded, evset, settings, *, resume: bool, write: bool
                      settings.perturb, settings.draws)
     saved = SavedRuns(path, fp, resume=resume, write=write)
     if write and path.exists():
-        if saved.runs:
-            err_console.print(f"[dim]resuming: {len(saved.runs)} finished run(s) from "
-                              f"{esc(path)}[/]",
-                              highlight=False)
+        from ..evaluate import run_keys
+
+        if saved.runs:  # the runs these settings will take from it (another σ's are not)
+            using = sum(k in saved.runs for k in run_keys(settings))
+            err_console.print(f"[dim]resuming: {using} of {len(run_keys(settings))} run(s) "
+                              f"finished in {esc(path)}[/]", highlight=False)
         else:
             err_console.print(f"[yellow]{esc(path)}[/]: an interrupted evaluation's runs; "
                               "starting over (--resume continues it)", highlight=False)
