@@ -14,7 +14,8 @@
 #   here:  bash scripts/gpu/stage3.sh keep FILES_AT   (last/, best/ -> data/ppb3)
 #
 # A later stage is the same script with RUN=runs/ppbN, DATA=data/ppbenchN, EXTRA="data/genN"
-# (its batches, made here or on the device) and STEPS/EVAL_EVERY for the calls it will get
+# (its batches, made here or on the device: MORE_DATA is a command run before build-data, e.g.
+# a resumable `ptrm generate` that completes one) and STEPS/EVAL_EVERY for the calls it will get
 # (2 H100s: ~4,500 updates a call; 4: ~10,000); INIT is the bundled model, i.e. the last stage.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -52,6 +53,7 @@ generate() {  # deterministic per (seed, index): these finish what was begun els
 train() {  # one call: the data, then a warm start from $INIT for as much as the call holds
     setup
     [ -n "${NO_GENERATE:-}" ] || generate   # NO_GENERATE=1: a dry run on what is here
+    [ -z "${MORE_DATA:-}" ] || timeout 240 bash -c "$MORE_DATA"   # a later stage's own batches
     ptrm build-data "${SOURCES[@]}" "${EXTRA[@]}" \
         --golden data/golden/golden_300.jsonl --val-from data/ppbench-val --out "$DATA" \
         --workers "$(nproc)" --json > "$OUT/build.json" || exit 1
