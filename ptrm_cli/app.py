@@ -54,7 +54,7 @@ class _Group(TyperGroup):
 
 def _says() -> bool:
     """Whether this process speaks: alone, or rank 0 of a launch (--gpus N), as every rank
-    meets the same user error; the launcher exits with rank 0's status."""
+    meets the same user error; the launcher exits with the failing rank's status."""
     return os.environ.get("RANK", "0") == "0"
 
 

@@ -160,9 +160,10 @@ def evaluate(
                 (why := ev_mod.sweep_model_differs(sigma_from, loaded)) is not None:
             err_console.print(f"[yellow]warning:[/] {esc(why)}", highlight=False, soft_wrap=True)
         D = D or loaded.config.halt_max_steps
-        sigma_note = "" if sigmas or sigma_from is not None else \
-            solver.SIGMA_NOTES[loaded.sigma_choice(None)[1]]
-        sigmas = sigmas or [loaded.sigma]
+        sigma_note = ""
+        if not sigmas:  # neither --sigma nor --sigma-from: the checkpoint's, else the default
+            sigma, source = loaded.sigma_choice(None)
+            sigmas, sigma_note = [sigma], solver.SIGMA_NOTES[source]
         if arc:
             _eval_arc(loaded, Path(data).expanduser(), split, K=K, D=D, sigma=sigmas[0],
                       seed=seed, limit=limit, memory=budget or solver.default_memory(device),

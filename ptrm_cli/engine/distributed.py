@@ -192,8 +192,8 @@ def check_gpus(nproc: int, device: str) -> None:
 
 
 def relaunch(nproc: int, argv: list[str] | None = None) -> int:
-    """Run this command again under torchrun with nproc processes (without its --gpus
-    option) and return torchrun's exit code."""
+    """Run this command again in nproc processes (engine/launch.py, torchrun's launcher;
+    without its --gpus option) and return the launch's exit status."""
     from . import launch
 
     args = strip_gpus(sys.argv[1:] if argv is None else argv)

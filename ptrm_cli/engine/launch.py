@@ -3,7 +3,8 @@
 When a rank fails, torchrun prints a ChildFailedError traceback and exits 1, whatever the
 rank said: a user mistake (a bad path, an exit 2 with one clear message) read as a crash.
 This launcher runs the same `torch.distributed.run.run` (standalone rendezvous, NVLink
-multicast off as our GPU hosts need) and exits with rank 0's own status instead.
+multicast off as our GPU hosts need) and exits with the failing rank's own status instead
+(`exit_status`).
 
     python -m ptrm_cli.engine.launch NPROC -m MODULE ARGS...      (what `command` builds)
 """
