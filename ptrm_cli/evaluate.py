@@ -50,7 +50,7 @@ class SigmaChoice(NamedTuple):
     sigma: float
     split: str          # the split the sweep ran on
     tied: list[float]   # every sigma at the best score (more than one: the sweep saturated)
-    swept: list[float] = []  # every sigma of the sweep, ascending
+    swept: list[float]  # every sigma of the sweep, ascending
 
     @property
     def at_edge(self) -> bool:

@@ -232,7 +232,8 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
     import json
 
-    ap = argparse.ArgumentParser(prog="python -m ptrm_cli.engine.adaptive", description=main.__doc__)
+    ap = argparse.ArgumentParser(prog="python -m ptrm_cli.engine.adaptive",
+                                 description=main.__doc__)
     ap.add_argument("report", help="a report.json written by `ptrm bench --modes curve --out`")
     ap.add_argument("--judge", choices=("rules", "label"),
                     help="default: rules where the run verified its answers, else label")
@@ -243,8 +244,8 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
         ap.error(f"{args.report}: cannot read it as JSON ({e})")
     modes = report.get("modes") if isinstance(report, dict) else None
-    curves = [e["curve"] for e in modes if isinstance(e, dict) and isinstance(e.get("curve"), dict)] \
-        if isinstance(modes, list) else []
+    curves = [e["curve"] for e in modes if isinstance(e, dict) and
+              isinstance(e.get("curve"), dict)] if isinstance(modes, list) else []
     if not curves:
         ap.error(f"{args.report}: no curve in this report (run `ptrm bench --modes curve`)")
     for c in curves:
