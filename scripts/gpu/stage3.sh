@@ -54,8 +54,10 @@ train() {  # one call: the data, then a warm start from $INIT for as much as the
     setup
     [ -n "${NO_GENERATE:-}" ] || generate   # NO_GENERATE=1: a dry run on what is here
     [ -z "${MORE_DATA:-}" ] || timeout 240 bash -c "$MORE_DATA"   # a later stage's own batches
+    local golden=data/golden/golden_300.jsonl   # or the same file from the ppbench wheel
+    [ -f "$golden" ] || golden=$(python3 -c "from ptrm_cli.eval_sets import golden_path as g; print(g())")
     ptrm build-data "${SOURCES[@]}" "${EXTRA[@]}" \
-        --golden data/golden/golden_300.jsonl --val-from data/ppbench-val --out "$DATA" \
+        --golden "$golden" --val-from data/ppbench-val --out "$DATA" \
         --workers "$(nproc)" --json > "$OUT/build.json" || exit 1
     python3 -c "import json; r=json.load(open('$OUT/build.json')); print(r['puzzles'])"
     run_train --init-from "$INIT"
