@@ -213,3 +213,29 @@ def test_merge_refuses_to_overwrite_one_of_its_reports(report, tmp_path):
     whole, out = report
     other = _edited(tmp_path, "other", whole, lambda r: None)
     bad("eval", "--merge", out, "--merge", other, "-o", out, match="holds one of the reports")
+
+
+# -- scripts/split_records.py ----------------------------------------------------------------------
+
+def test_split_records_give_back_a_splits_puzzles_as_sources(tmp_path):
+    """A build's val sudoku as records: the split's own puzzles, valid, and a later build that
+    keeps that split (--val-from) without the file they came from accepts them instead."""
+    import subprocess
+    import sys
+
+    src, ds, out = tmp_path / "s.jsonl", tmp_path / "ds", tmp_path / "val_sudoku.jsonl"
+    assert ptrm("generate", "sudoku", "--n", 6, "--seed", 1, "--workers", 1, "--out", src,
+                "-q").exit_code == 0
+    r = ptrm("build-data", src, "--val-per-type", 3, "--out", ds, "--workers", 1, "--json")
+    assert r.exit_code == 0, r.output
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "split_records.py"),
+                           str(ds), "val", "sudoku", str(out)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    rows = [json.loads(line) for line in (ds / "val" / "puzzles.jsonl").open()]
+    recs = [json.loads(line) for line in out.open()]
+    assert len(recs) == 3 and [r["url"] for r in recs] == [r["text"] for r in rows]
+    assert [r["answer"] for r in recs] == [r["answer"] for r in rows]
+    r = ptrm("build-data", out, "--val-from", ds, "--dry-run", "--workers", 1, "--json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["puzzles"]["val"]["sudoku"] == 3
