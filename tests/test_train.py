@@ -16,7 +16,6 @@ import os
 import signal
 import shlex
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -626,9 +625,10 @@ def test_ddp_two_gloo_processes_match_one(sudoku4, tmp_path):
     cfg_path = tmp_path / "ddp.yaml"
     cfg_path.write_text(yaml.safe_dump(config(multi, sudoku4, **over)))
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO)}
-    proc = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node=2",
-         "-m", "ptrm_cli.engine.train", str(cfg_path)],
+    from ptrm_cli.engine import launch
+
+    proc = subprocess.run(  # the launch `ptrm train --gpus 2` makes (engine/launch.py)
+        launch.command(2, "ptrm_cli.engine.train", [str(cfg_path)]),
         # generous: two fresh interpreters importing torch on a busy 2-core box took > 120 s
         env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
