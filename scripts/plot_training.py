@@ -7,7 +7,8 @@ its offset, so the plot follows the model that was kept:
 
     python3 scripts/plot_training.py docs/runs/ppbench-att-2026-11-26.eval.json \
         docs/runs/ppbench-att2-2026-11-26.eval.json@30000 \
-        docs/runs/ppbench-att3-2026-11-26.eval.json@42500 --out docs/img/train_ppbench.png
+        docs/runs/ppbench-att3-2026-11-26.eval.json@42500 \
+        docs/runs/ppbench-att4-2026-11-26.eval.json@47000 --out docs/img/train_ppbench.png
 
 `--extract LOG OUT` writes the eval events of a log as such a list.
 """
@@ -50,7 +51,9 @@ def plot(stages: list[tuple[Path, int]], out: Path) -> None:
                 series.setdefault(t, []).append((step, v))
         if i:
             ax.axvline(offset, color="grey", lw=0.8, ls=":")
-            ax.text(offset, 0.3, " warm start,\n new data", fontsize=7, color="grey")
+            # alternate heights: stages may start close together
+            ax.text(offset, 0.3 - 0.1 * (i % 2 == 0), " warm start,\n new data", fontsize=7,
+                    color="grey")
     for name, pts in series.items():
         xs, ys = zip(*sorted(pts))
         ax.plot(xs, ys, marker=".", lw=2.2 if name.startswith("all") else 1.0,
