@@ -28,7 +28,7 @@ from .errors import PtrmError
 from .evaluate import FORMAT, METRICS, ptrm_entry, report_file
 
 # what must agree for runs to belong to one evaluation
-SAME_SETTINGS = ("K", "D", "sigmas", "perturb", "width_draws")
+SAME_SETTINGS = ("K", "D", "sigmas", "perturb", "width_draws", "halt")
 
 
 def load_report(path: Path) -> dict:

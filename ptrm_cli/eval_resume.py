@@ -5,7 +5,7 @@ seed), each minutes to hours on a large split. After each one, `run_eval` record
 `OUT/partial.json` (atomically); `ptrm eval --resume` with the same `--out` reads them back and
 runs only the missing ones. A run is identified by its own parameters (depth, or sigma and
 seed) under a fingerprint of what every run shares (the weights, model, puzzles, K, D,
-perturbation), so a resumed command may also ask for more seeds or sigmas than the first.
+perturbation, halting), so a resumed command may also ask for more seeds or sigmas than the first.
 The file goes away once the report is written.
 
 `weights_sha256` is also what a report records of its weights (`model.weights_sha256`), so that
@@ -69,14 +69,15 @@ class SavedRuns:
 
 
 def fingerprint(checkpoint: str, model_config: dict, keys: list, K: int, D: int,
-                perturb: str, draws: int) -> dict:
+                perturb: str, draws: int, halt: float | None = None) -> dict:
     """What every saved run of one evaluation shares."""
     digest = hashlib.sha256(json.dumps(keys).encode()).hexdigest()
     # the weights' content, not the path: `ptrm train` replaces `last` and `best` in place, and
     # a moving `checkpoints/best` link points at new weights under the same name
     return {"weights": weights_sha256(checkpoint), "model": model_config,
             "puzzles": digest,
-            "K": K, "D": D, "perturb": perturb, "width_draws": draws}
+            "K": K, "D": D, "perturb": perturb, "width_draws": draws,
+            "halt": halt}  # None matches a file written before --halt existed
 
 
 def weights_sha256(checkpoint: str | Path) -> str:

@@ -184,6 +184,9 @@ class EvalSettings:
     chunk_rows: int | None = None
     det_chunk_rows: int | None = None
     draws: int = 8
+    #: sigmoid(Q) threshold: each rollout's answer at its first step above it (sampler.halted);
+    #: None: at its last step, the paper's protocol
+    halt: float | None = None
 
     def __post_init__(self):
         if not self.det_D:
@@ -213,10 +216,11 @@ def run_eval(loaded: LoadedModel, ev: EvalSet, s: EvalSettings, *,
     run goes into `saved` at once, and a run already there is restored, not run again."""
     from .engine.distributed import sample  # sharded over the ranks of a torchrun launch
     from .engine.model import count_parameters, flops_per_step
-    from .engine.sampler import SamplerConfig
+    from .engine.sampler import SamplerConfig, halted
 
     cfg = loaded.config
     P = len(ev)
+    used: dict = {}  # {"halt_steps": mean steps a rollout used} of the last run, when halting
     groups = groups_of(ev)
     price = usd_per_hour(loaded.device)
     fps = flops_per_step(cfg)
@@ -231,6 +235,7 @@ def run_eval(loaded: LoadedModel, ev: EvalSet, s: EvalSettings, *,
             progress(min(1.0, units_done / units_total))
 
     def run(K, D, sigma, seed, record, chunk_rows):
+        """One run, halted if the settings say so; its mean steps per rollout go to `used`."""
         nonlocal units_done
         base = units_done
 
@@ -243,9 +248,13 @@ def run_eval(loaded: LoadedModel, ev: EvalSet, s: EvalSettings, *,
         t0 = time.perf_counter()
         out = sample(loaded.model, ev.inputs,
                      SamplerConfig(K=K, D=D, sigma=sigma, perturb=s.perturb,
-                                   chunk_rows=chunk_rows, record_steps=record),
+                                   chunk_rows=chunk_rows,
+                                   record_steps=record or s.halt is not None),
                      seed=seed, puzzle_ids=ev.puzzle_ids, on_chunk=on_chunk)
         t_model = time.perf_counter() - t0
+        if s.halt is not None:
+            out, steps = halted(out, s.halt)
+            used["halt_steps"] = float(steps.float().mean()) if steps.numel() else float(D)
         t0 = time.perf_counter()
         valid = valid_matrix(ev.verifiers, out.preds)
         t_verify = time.perf_counter() - t0
@@ -263,7 +272,7 @@ def run_eval(loaded: LoadedModel, ev: EvalSet, s: EvalSettings, *,
         out, valid, t_model, t_verify = run(1, d, 0.0, 0, False, s.det_chunk_rows)
         det.append({"D": d, "K": 1, "sigma": 0.0, "equal_compute": d == s.K * s.D and s.K > 1,
                     "flops_per_puzzle": d * fps, **_timing(t_model, t_verify, P, price),
-                    **_det_scores(out, valid, ev.labels, groups)})
+                    **used, **_det_scores(out, valid, ev.labels, groups)})
         saved.put(det_key(d), det[-1])
 
     ptrm, width, qsteps = [], None, None
@@ -277,7 +286,8 @@ def run_eval(loaded: LoadedModel, ev: EvalSet, s: EvalSettings, *,
                     (si == 0 and done["curve"] is None):  # not saved, or saved without these
                 out, valid, t_model, t_verify = run(s.K, s.D, sigma, seed, record, s.chunk_rows)
                 done = _ptrm_run(out, valid, ev.labels, groups, s, sigma, seed,
-                                 timing=_timing(t_model, t_verify, P, price), curve=si == 0,
+                                 timing={**_timing(t_model, t_verify, P, price), **used},
+                                 curve=si == 0,
                                  record=record)
                 saved.put(key, done)
             else:
@@ -310,7 +320,7 @@ def run_eval(loaded: LoadedModel, ev: EvalSet, s: EvalSettings, *,
                   "row_types": ev.types, "sample": ev.sampled},
         "settings": {"K": s.K, "D": s.D, "sigmas": s.sigmas, "seeds": s.seeds,
                      "perturb": s.perturb, "det_D": s.det_D, "chunk_rows": s.chunk_rows,
-                     "width_draws": s.draws},
+                     "width_draws": s.draws, "halt": s.halt},
         "usd_per_h100_hour": price,
         "groups": list(groups),
         "deterministic": det, "ptrm": ptrm, "width_curve": width, "q_steps": qsteps,
@@ -324,13 +334,15 @@ def _warm_up(sample, loaded: LoadedModel, ev: EvalSet, s: EvalSettings) -> None:
     sigma."""
     from .engine.sampler import SamplerConfig
 
+    halting = s.halt is not None  # every run records its steps
     sample(loaded.model, ev.inputs, SamplerConfig(K=1, D=1, sigma=0.0,
-                                                  chunk_rows=s.det_chunk_rows),
+                                                  chunk_rows=s.det_chunk_rows,
+                                                  record_steps=halting),
            puzzle_ids=ev.puzzle_ids)
     for si, sigma in enumerate(s.sigmas):
         sample(loaded.model, ev.inputs,
                SamplerConfig(K=s.K, D=1, sigma=sigma, perturb=s.perturb,
-                             chunk_rows=s.chunk_rows, record_steps=si == 0),
+                             chunk_rows=s.chunk_rows, record_steps=si == 0 or halting),
                seed=s.seeds[0], puzzle_ids=ev.puzzle_ids)
 
 
@@ -384,6 +396,8 @@ def ptrm_entry(setting: dict, runs: list[dict], groups: list[str], per_puzzle: d
     times = [r["time_per_puzzle_s"] for r in runs]
     t_mean = float(np.mean(times))
     costs = [r.get("cost_per_puzzle_usd") for r in runs]  # None: not timed on an H100
+    if all("halt_steps" in r for r in runs):  # halted runs: the mean steps a rollout used
+        setting = {**setting, "halt_steps": float(np.mean([r["halt_steps"] for r in runs]))}
     return {**setting, "time_per_puzzle_s": t_mean, "time_per_puzzle_std_s": float(np.std(times)),
             "cost_per_puzzle_usd": None if None in costs else float(np.mean(costs)),
             "verify_time_per_puzzle_s": float(np.mean([r["verify_time_per_puzzle_s"]
@@ -510,12 +524,15 @@ def tables(report: dict):
         return Text.assemble(pct(x["mean"]), "\n", (f"±{pct(x['std'])}", "dim"))
 
     out = []
+    # halted runs (--halt): the rule in the titles, the mean steps used in the compute table
+    halting = f", halted at sigmoid(Q) > {st['halt']:g}" if st.get("halt") is not None else ""
+    used = lambda r: f" ({r['halt_steps']:.1f} steps)" if "halt_steps" in r else ""  # noqa: E731
     heads = {"pass": "pass", "best_q": "best-Q", "mode": "mode", "q_vote": "Q-vote",
              "verified": "verified"}
     for judge, title in (("label", "label match"), ("rules", "rules verifier")):
         spread = f", mean±std over {seeds} seeds" if seeds > 1 else ""
         t = Table(title=f"{report['split']['name']}: % correct by {title} (@K: K={st['K']} "
-                        f"D={st['D']} σ={main['sigma']:g}{spread})",
+                        f"D={st['D']} σ={main['sigma']:g}{halting}{spread})",
                   title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
                   caption="* equal compute: one rollout of K·D steps"
                   if any(d["equal_compute"] for d in dets) else None, caption_justify="left")
@@ -554,11 +571,12 @@ def tables(report: dict):
     for col in ("run", "time", "cost", "FLOPs", "verify"):
         t.add_column(col, justify="left" if col == "run" else "right")
     for d in dets:
-        t.add_row(f"TRM K=1 D={d['D']}", fmt_time(d["time_per_puzzle_s"]),
+        t.add_row(f"TRM K=1 D={d['D']}{used(d)}", fmt_time(d["time_per_puzzle_s"]),
                   fmt_cost(d["cost_per_puzzle_usd"]), fmt_flops(d["flops_per_puzzle"]),
                   fmt_time(d["verify_time_per_puzzle_s"]))
     for r in report["ptrm"]:
-        t.add_row(f"PTRM K={r['K']} D={r['D']} σ={r['sigma']:g}", fmt_time(r["time_per_puzzle_s"]),
+        t.add_row(f"PTRM K={r['K']} D={r['D']} σ={r['sigma']:g}{used(r)}",
+                  fmt_time(r["time_per_puzzle_s"]),
                   fmt_cost(r["cost_per_puzzle_usd"]), fmt_flops(r["flops_per_puzzle"]),
                   fmt_time(r["verify_time_per_puzzle_s"]))
     out.append(t)

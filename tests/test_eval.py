@@ -478,7 +478,57 @@ def test_resume_refuses_another_evaluations_runs_and_start_over_says_so(ckpt, da
     assert r.exit_code == 0 and "running everything" in r.output, r.output
 
 
-def test_timed_runs_compile_nothing(ckpt, dataset, monkeypatch):
+def test_halt_takes_the_answer_at_the_first_confident_step(ckpt, dataset, tmp_path):
+    """--halt Q: every rollout (TRM's too) answers at its first step with sigmoid(Q) > Q. Below
+    every step's confidence that is step 1, so a 3-step run scores as a 1-step one; above
+    all of them it is the last step, so it scores as the plain run."""
+    def ev(*extra):
+        r = ptrm("eval", "--split", "val", "--data", dataset, "-c", ckpt, "--K", 3,
+                 "--sigma", "0.5", "--seeds", 1, "--no-plots", "--json", *extra,
+                 "--out", tmp_path / f"e{len(list(tmp_path.iterdir()))}")
+        assert r.exit_code == 0, r.output
+        return json.loads(r.stdout)
+
+    def scores(rep):
+        return ([d["per_puzzle"] for d in rep["deterministic"]],
+                rep["ptrm"][0]["per_puzzle"])
+
+    first = ev("--D", 3, "--det-D", 3, "--halt", 1e-9)
+    assert first["settings"]["halt"] == 1e-9
+    assert first["deterministic"][0]["halt_steps"] == 1.0 == first["ptrm"][0]["halt_steps"]
+    assert scores(first) == scores(ev("--D", 1, "--det-D", 1))
+    last = ev("--D", 3, "--det-D", 3, "--halt", 1 - 1e-9)
+    assert last["deterministic"][0]["halt_steps"] == 3.0 == last["ptrm"][0]["halt_steps"]
+    plain = ev("--D", 3, "--det-D", 3)
+    assert scores(last) == scores(plain)
+    assert plain["settings"]["halt"] is None and "halt_steps" not in plain["ptrm"][0]
+    r = ptrm("eval", "--split", "val", "--data", dataset, "-c", ckpt, "--K", 2, "--D", 2,
+             "--sigma", "0.5", "--seeds", 1, "--no-plots", "--halt", 0.5,
+             "--out", tmp_path / "shown")
+    assert r.exit_code == 0 and "halted at sigmoid(Q) > 0.5" in " ".join(r.output.split())
+
+
+def test_halt_errors_and_resume_keep_halted_runs_apart(ckpt, dataset, tmp_path):
+    for q in ("0", "1", "1.5"):
+        bad("eval", "--split", dataset, "-c", ckpt, "--halt", q, match=f"--halt {q}")
+    out = tmp_path / "ev"
+    base = ["eval", "--split", "val", "--data", dataset, "-c", ckpt, "--K", 2, "--D", 2,
+            "--sigma", "0.5", "--seeds", 1, "--out", out, "--no-plots"]
+    out.mkdir()
+    from ptrm_cli.eval_resume import fingerprint
+
+    loaded = solver.load_model(str(ckpt), "cpu")
+    ev = eval_sets.resolve_split("val", str(dataset), loaded)
+    plain = fingerprint(str(ckpt), loaded.config.to_dict(), ev.keys, 2, 2, "z", 8)  # no --halt
+    (out / "partial.json").write_text(json.dumps(
+        {"format": "ptrm-eval-partial/1", "fingerprint": plain, "runs": {}}))
+    bad(*base, "--halt", 0.5, "--resume", match="(different halt)")
+    r = ptrm(*base, "--resume")  # the same evaluation without --halt: accepted
+    assert r.exit_code == 0 and "another evaluation" not in r.output, r.output
+
+
+@pytest.mark.parametrize("halt", [None, 0.5])
+def test_timed_runs_compile_nothing(ckpt, dataset, monkeypatch, halt):
     """The warm-up covers every shape and sigma of the timed runs, so none of them is charged
     for a compilation (seen with a counting torch.compile backend, the engine forced on)."""
     from ptrm_cli.engine import sampler
@@ -501,5 +551,5 @@ def test_timed_runs_compile_nothing(ckpt, dataset, monkeypatch):
     ev = eval_sets.resolve_split("val", str(dataset), loaded, limit=None, sample=None,
                                  types=None, min_difficulty=None)
     evaluate.run_eval(loaded, ev, evaluate.EvalSettings(K=4, D=2, sigmas=[0.3, 0.5, 0.7],
-                                                        seeds=[0, 1]))
+                                                        seeds=[0, 1], halt=halt))
     assert "warm-up" in compiled and "timed" not in compiled, compiled

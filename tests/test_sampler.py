@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from ptrm_cli.engine import sampler
 from ptrm_cli.engine.sampler import PERTURB, SamplerConfig, sample
 
 from fixtures_models import tiny_model
@@ -109,6 +110,26 @@ def test_recorded_steps_and_latents(model, inputs):
     plain = run(model, inputs, D=3)
     assert plain.step_q is None and plain.latents is None
     assert torch.equal(plain.q, r.q)  # recording changes nothing
+
+
+def test_halted_takes_each_rollouts_first_confident_step(model, inputs):
+    r = run(model, inputs, D=4, sigma=0.3, record_steps=True)
+    threshold = float(torch.sigmoid(r.step_q.float()).median())  # some rollouts halt, some not
+    h, steps = sampler.halted(r, threshold)
+    assert h.preds.shape == r.preds.shape and h.q.shape == r.q.shape
+    assert steps.min() >= 1 and steps.max() <= 4 and (steps < 4).any()
+    for p in range(r.q.shape[0]):  # the rule, one rollout at a time
+        for k in range(r.q.shape[1]):
+            conf = torch.sigmoid(r.step_q[p, k].float()) > threshold
+            t = int(conf.nonzero()[0]) if conf.any() else 3
+            assert int(steps[p, k]) == t + 1
+            assert torch.equal(h.preds[p, k], r.step_preds[p, k, t].long())
+            assert h.q[p, k] == r.step_q[p, k, t]
+    never, steps = sampler.halted(r, 1.0)  # nothing is above 1: every rollout's last step
+    assert torch.equal(never.preds, r.preds) and torch.equal(never.q, r.q)
+    assert (steps == 4).all()
+    with pytest.raises(ValueError, match="record_steps"):
+        sampler.halted(run(model, inputs, D=2), 0.5)
 
 
 def test_no_puzzles(model):

@@ -61,6 +61,10 @@ def evaluate(
     perturb: str = typer.Option("z", "--perturb", help="z | y | both | init."),
     det_D: list[str] = typer.Option([], "--det-D", show_default="D and K*D (equal compute)",
                                     help="Depths of the deterministic TRM baselines."),
+    halt: float = typer.Option(None, "--halt", metavar="Q", show_default="the last step", help=(
+        "Take each rollout's answer (TRM's too) at its first step with sigmoid(Q) above Q "
+        "(0.5: the halting rule TRM's ACT trains), else at its last step, instead of always "
+        "the last (the paper's protocol). The report gives the mean steps used.")),
     checkpoint: str = typer.Option(None, "--checkpoint", "-c", show_default="the bundled model",
                                    help="Checkpoint folder (or official TRM step file)."),
     device: str = DEVICE,
@@ -110,6 +114,8 @@ def evaluate(
     if sigma and sigma_from is not None:
         raise PtrmError("--sigma and --sigma-from: give one of them")
     dets = _ints(det_D, "--det-D")
+    if halt is not None and not 0 < halt < 1:
+        raise PtrmError(f"--halt {halt:g}: expected a probability between 0 and 1 (e.g. 0.5)")
     # torch and the engine load here, not when `ptrm --help` starts
     from .. import evaluate as ev_mod
     from ..eval_sets import resolve_split
@@ -174,9 +180,11 @@ def evaluate(
         budget = budget or solver.default_memory(device)
         settings = ev_mod.EvalSettings(
             K=K, D=D, sigmas=sigmas, seeds=[seed + i for i in range(seeds)], perturb=perturb,
-            det_D=dets,
-            chunk_rows=solver.plan_chunk_rows(loaded.config, K, D, budget, record_steps=True),
-            det_chunk_rows=solver.plan_chunk_rows(loaded.config, 1, D, budget))
+            det_D=dets, halt=halt,
+            chunk_rows=solver.plan_chunk_rows(loaded.config, K, D, budget, record_steps=True))
+        # halting records every step of the baselines too: the deepest one sizes their chunks
+        settings.det_chunk_rows = solver.plan_chunk_rows(
+            loaded.config, 1, max(settings.det_D), budget, record_steps=halt is not None)
         out = out or Path(f"eval_{Path(evset.name).name}")
         if out.exists() and not out.is_dir():  # before any work, not when the first run saves
             raise PtrmError(f"--out {out} is a file",
@@ -240,7 +248,7 @@ def _saved_runs(out: Path, loaded, evset, settings, *, resume: bool, write: bool
 
     path = out / NAME
     fp = fingerprint(loaded.path, loaded.config.to_dict(), evset.keys, settings.K, settings.D,
-                     settings.perturb, settings.draws)
+                     settings.perturb, settings.draws, settings.halt)
     saved = SavedRuns(path, fp, resume=resume, write=write)
     if write and path.exists():
         from ..evaluate import run_keys

@@ -247,6 +247,26 @@ def _sample_chunk(model: TRM, inputs: torch.Tensor, puzzle_ids: torch.Tensor | N
     return res
 
 
+def halted(r: Rollouts, threshold: float) -> tuple[Rollouts, torch.Tensor]:
+    """Each rollout as if it had stopped at its first step with sigmoid(Q) > threshold (the
+    halting rule TRM's ACT trains the Q head for; 0.5 in training), or at its last step if it
+    never gets there: its answer and Q are that step's. Applied to a run that recorded its steps,
+    so the same run gives both. Also returns the [P, K] steps each rollout used (1-based).
+
+    Why: a model can reach a valid answer early and drift off it by step D (the Q head usually
+    falls as it does); the paper's protocol takes step D regardless."""
+    if r.step_q is None or r.step_preds is None:
+        raise ValueError("halting needs the per-step record: sample with record_steps=True")
+    P, K, D = r.step_q.shape
+    over = torch.sigmoid(r.step_q.float()) > threshold  # [P, K, D]
+    t = torch.where(over.any(-1), over.float().argmax(-1),
+                    torch.full((P, K), D - 1, device=over.device))  # first step over, else last
+    preds = r.step_preds.gather(2, t[..., None, None].expand(P, K, 1, r.step_preds.shape[-1]))
+    q = r.step_q.gather(2, t[..., None]).float()
+    return Rollouts(preds[:, :, 0].long(), q[..., 0], r.step_q, r.step_preds, r.latents,
+                    dict(r.stats)), t + 1
+
+
 def perturb(carry: Carry, where: str, sigma: float, key_lo, key_hi, k, t) -> Carry:
     """The noise of one supervision step (before it), for rows named by (key, k, t)."""
     y, z = carry.y, carry.z
