@@ -18,6 +18,8 @@ CAND=${CAND:-runs/ppb4/checkpoints/step_9000}
 INCUMBENT=${INCUMBENT:-ptrm_cli/models/default}
 DATA=${DATA:-data/ppbench4}
 CHECK=data/sudoku-check/sudoku.jsonl
+C=${CAND_TAG:-4} I=${INC_TAG:-3}   # report names: sc$C.json, sweep$I.json, ... (avg: CAND_TAG=avg)
+SC=${SIGMAS_CAND:-0.5,1.0} SI=${SIGMAS_INC:-0.7,1.0}   # the sweeps (stage 3's own reached 0.5)
 
 ev() {  # ev NAME SECONDS EVAL_ARGS...: one `ptrm eval` at K=100 on every GPU, report to $OUT
     local name=$1 t=$2; shift 2
@@ -29,28 +31,28 @@ ev() {  # ev NAME SECONDS EVAL_ARGS...: one `ptrm eval` at K=100 on every GPU, r
 
 compare() {
     setup >/dev/null
-    ev sc4 90 --split "$CHECK" -c "$CAND" --D 16 --det-D 16 --sigma 0.5,1.0 --seeds 1
-    ev sc3 90 --split "$CHECK" -c "$INCUMBENT" --D 16 --det-D 16 --sigma 0.5,1.0 --seeds 1
-    ev sweep4 "$(left 330)" --split val --data "$DATA" -c "$CAND" --D 16 --det-D 16 \
-        --sigma 0.5,1.0 --seeds 1
-    ev sweep3 "$(left 470)" --split val --data "$DATA" -c "$INCUMBENT" --D 16 --det-D 16 \
-        --sigma 0.7,1.0 --seeds 1   # stage 3's own sweep reached 0.5
+    ev "sc$C" 90 --split "$CHECK" -c "$CAND" --D 16 --det-D 16 --sigma 0.5,1.0 --seeds 1
+    ev "sc$I" 90 --split "$CHECK" -c "$INCUMBENT" --D 16 --det-D 16 --sigma 0.5,1.0 --seeds 1
+    ev "sweep$C" "$(left 330)" --split val --data "$DATA" -c "$CAND" --D 16 --det-D 16 \
+        --sigma "$SC" --seeds 1
+    ev "sweep$I" "$(left 470)" --split val --data "$DATA" -c "$INCUMBENT" --D 16 --det-D 16 \
+        --sigma "$SI" --seeds 1
 }
 
 golden() {
     setup >/dev/null
-    ev g4_16 120 --split golden -c "$CAND" --D 16 --det-D 16,48 --seeds 3 \
-        --sigma-from runs/e_sweep4/report.json
-    ev g3_16 "$(left 230)" --split golden -c "$INCUMBENT" --D 16 --det-D 16 --seeds 3 \
-        --sigma-from runs/e_sweep3/report.json
-    ev g4_48 "$(left 340)" --split golden -c "$CAND" --D 48 --det-D 48 --seeds 3 \
-        --sigma-from runs/e_sweep4/report.json
+    ev "g${C}_16" 120 --split golden -c "$CAND" --D 16 --det-D 16,48 --seeds 3 \
+        --sigma-from "runs/e_sweep$C/report.json"
+    ev "g${I}_16" "$(left 230)" --split golden -c "$INCUMBENT" --D 16 --det-D 16 --seeds 3 \
+        --sigma-from "runs/e_sweep$I/report.json"
+    ev "g${C}_48" "$(left 340)" --split golden -c "$CAND" --D 48 --det-D 48 --seeds 3 \
+        --sigma-from "runs/e_sweep$C/report.json"
 }
 
 val16() {
     setup >/dev/null
-    ev v4_16 215 --split val --data "$DATA" -c "$CAND" --D 16 --det-D 16,48 --seeds 3 \
-        --sigma-from runs/e_sweep4/report.json
+    ev "v${C}_16" 215 --split val --data "$DATA" -c "$CAND" --D 16 --det-D 16,48 --seeds 3 \
+        --sigma-from "runs/e_sweep$C/report.json"
 }
 
 "$@"

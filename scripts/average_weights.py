@@ -1,0 +1,79 @@
+"""Average the weights of checkpoints of one model, as a candidate to judge on validation.
+
+Checkpoints along one warm-start path (stage 3 and stage 4 of the bundled model: stage 4 began
+from stage 3's weights) often average into a model that keeps what each was good at; whether it
+does is for validation to say (`scripts/gpu/stage4.sh compare` with `CAND` the average). The
+result is an ordinary ptrm checkpoint; it records its sources and no σ (choose one again):
+
+    python3 scripts/average_weights.py data/ppb3/best ptrm_cli/models/default --out data/avg34
+    python3 scripts/average_weights.py A B --weights 0.3,0.7 --out DIR
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import torch
+
+from ptrm_cli.engine.checkpoint import load_checkpoint, save_checkpoint
+from ptrm_cli.errors import PtrmError
+from ptrm_cli.eval_resume import weights_sha256
+
+
+def average(paths: list[Path], weights: list[float], out: Path) -> Path:
+    """Write sum_i weights[i] * checkpoint_i (floating tensors; others must be equal) to out."""
+    if len(weights) != len(paths):
+        raise PtrmError(f"{len(weights)} weights for {len(paths)} checkpoints")
+    if any(w < 0 for w in weights) or abs(sum(weights) - 1) > 1e-6:
+        raise PtrmError(f"weights {weights}: expected non-negative numbers that sum to 1")
+    models = [load_checkpoint(p) for p in paths]
+    first, vocab, _ = models[0]
+    for p, (m, v, _) in zip(paths[1:], models[1:]):
+        if m.config.to_dict() != first.config.to_dict():
+            raise PtrmError(f"{p}: another model configuration than {paths[0]}'s: only "
+                            "checkpoints of one model average")
+        if v.to_json() != vocab.to_json():
+            raise PtrmError(f"{p}: another vocabulary than {paths[0]}'s")
+    states = [m.state_dict() for m, _, _ in models]
+    mixed = {}
+    for name, ref in states[0].items():
+        if ref.is_floating_point():
+            mixed[name] = sum(w * s[name].double() for w, s in zip(weights, states)).to(ref.dtype)
+        elif all(torch.equal(s[name], ref) for s in states[1:]):
+            mixed[name] = ref
+        else:
+            raise PtrmError(f"tensor {name} ({ref.dtype}) differs between the checkpoints and "
+                            "cannot be averaged")
+    first.load_state_dict(mixed)
+    meta = {"averaged_from": [{"path": str(p), "weights_sha256": weights_sha256(p), "weight": w}
+                              for p, w in zip(paths, weights)]}
+    return save_checkpoint(out, first, vocab, meta)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("checkpoints", nargs="+", type=Path)
+    ap.add_argument("--weights", help="comma-separated, summing to 1 (default: equal)")
+    ap.add_argument("--out", type=Path, required=True)
+    args = ap.parse_args(argv)
+    n = len(args.checkpoints)
+    try:
+        weights = [1 / n] * n if args.weights is None else \
+            [float(x) for x in args.weights.split(",")]
+    except ValueError:
+        print(f"error: --weights {args.weights!r}: expected numbers, e.g. 0.5,0.5",
+              file=sys.stderr)
+        return 2
+    try:
+        out = average(args.checkpoints, weights, args.out)
+    except PtrmError as e:  # our errors, checkpoint ones included: one line, no traceback
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

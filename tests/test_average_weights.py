@@ -1,0 +1,77 @@
+"""scripts/average_weights.py: the weighted mean of checkpoints of one model, as a checkpoint."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from ptrm_cli.engine.checkpoint import load_checkpoint
+
+from fixtures_models import save_tiny_checkpoint
+
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "average_weights.py"
+
+
+@pytest.fixture(scope="module")
+def script():
+    spec = importlib.util.spec_from_file_location("average_weights", SCRIPT)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def pair(tmp_path_factory):
+    from ptrm_codecs.families import PPBENCH
+
+    d = tmp_path_factory.mktemp("ckpts")
+    return (save_tiny_checkpoint(d / "a", PPBENCH.vocab, seed=1),
+            save_tiny_checkpoint(d / "b", PPBENCH.vocab, seed=2))
+
+
+def weights(path):
+    return load_checkpoint(path)[0].state_dict()
+
+
+def test_average_is_the_weighted_mean_and_records_its_sources(script, pair, tmp_path):
+    a, b = pair
+    out = script.average([a, b], [0.25, 0.75], tmp_path / "avg")
+    wa, wb, wm = weights(a), weights(b), weights(out)
+    moved = [k for k in wa if wa[k].is_floating_point() and not torch.equal(wa[k], wb[k])]
+    assert moved  # the two models differ, so the mean is a new model
+    for k in wa:
+        want = 0.25 * wa[k].double() + 0.75 * wb[k].double() if wa[k].is_floating_point() \
+            else wa[k].double()
+        assert torch.equal(wm[k], want.to(wa[k].dtype)), k  # rounded once, to its own dtype
+    meta = json.loads((out / "config.json").read_text())["meta"]
+    assert [s["weight"] for s in meta["averaged_from"]] == [0.25, 0.75]
+    assert "sigma" not in meta  # a new model: its sigma is chosen again
+    same = script.average([a, b], [1.0, 0.0], tmp_path / "same")  # all of one: that model
+    assert all(torch.equal(weights(same)[k], wa[k]) for k in wa)
+
+
+def test_errors_are_one_line_with_exit_2(pair, tmp_path):
+    from ptrm_codecs.families import PPBENCH
+
+    a, b = pair
+    other = save_tiny_checkpoint(tmp_path / "wide", PPBENCH.vocab, hidden_size=64)
+
+    def run(*args):
+        return subprocess.run([sys.executable, str(SCRIPT), *map(str, args)],
+                              capture_output=True, text=True, timeout=300)
+
+    for args, says in (([a, other], "another model configuration"),
+                       ([a, b, "--weights", "0.5,0.6"], "sum to 1"),
+                       ([a, b, "--weights", "x"], "expected numbers"),
+                       ([a, tmp_path / "missing"], "no such file")):
+        proc = run(*args, "--out", tmp_path / "o")
+        assert proc.returncode == 2 and says in proc.stderr, (args, proc.stderr)
+        assert "Traceback" not in proc.stderr
+    proc = run(a, b, "--out", tmp_path / "ok")
+    assert proc.returncode == 0 and (tmp_path / "ok" / "model.safetensors").exists()
