@@ -220,7 +220,6 @@ def run_eval(loaded: LoadedModel, ev: EvalSet, s: EvalSettings, *,
 
     cfg = loaded.config
     P = len(ev)
-    used: dict = {}  # {"halt_steps": mean steps a rollout used} of the last run, when halting
     groups = groups_of(ev)
     price = usd_per_hour(loaded.device)
     fps = flops_per_step(cfg)
@@ -235,7 +234,8 @@ def run_eval(loaded: LoadedModel, ev: EvalSet, s: EvalSettings, *,
             progress(min(1.0, units_done / units_total))
 
     def run(K, D, sigma, seed, record, chunk_rows):
-        """One run, halted if the settings say so; its mean steps per rollout go to `used`."""
+        """One run, halted if the settings say so: then `used` is {"halt_steps": the mean
+        steps a rollout used}, else empty."""
         nonlocal units_done
         base = units_done
 
@@ -252,6 +252,7 @@ def run_eval(loaded: LoadedModel, ev: EvalSet, s: EvalSettings, *,
                                    record_steps=record or s.halt is not None),
                      seed=seed, puzzle_ids=ev.puzzle_ids, on_chunk=on_chunk)
         t_model = time.perf_counter() - t0
+        used = {}
         if s.halt is not None:
             out, steps = halted(out, s.halt)
             used["halt_steps"] = float(steps.float().mean()) if steps.numel() else float(D)
@@ -259,7 +260,7 @@ def run_eval(loaded: LoadedModel, ev: EvalSet, s: EvalSettings, *,
         valid = valid_matrix(ev.verifiers, out.preds)
         t_verify = time.perf_counter() - t0
         units_done = base + P * K * D
-        return out, valid, t_model, t_verify
+        return out, valid, t_model, t_verify, used
 
     _warm_up(sample, loaded, ev, s)
 
@@ -269,7 +270,7 @@ def run_eval(loaded: LoadedModel, ev: EvalSet, s: EvalSettings, *,
             det.append(entry)
             skip(1, d)
             continue
-        out, valid, t_model, t_verify = run(1, d, 0.0, 0, False, s.det_chunk_rows)
+        out, valid, t_model, t_verify, used = run(1, d, 0.0, 0, False, s.det_chunk_rows)
         det.append({"D": d, "K": 1, "sigma": 0.0, "equal_compute": d == s.K * s.D and s.K > 1,
                     "flops_per_puzzle": d * fps, **_timing(t_model, t_verify, P, price),
                     **used, **_det_scores(out, valid, ev.labels, groups)})
@@ -284,7 +285,8 @@ def run_eval(loaded: LoadedModel, ev: EvalSet, s: EvalSettings, *,
             done = saved.get(key)
             if done is None or (record and done["q_steps"] is None) or \
                     (si == 0 and done["curve"] is None):  # not saved, or saved without these
-                out, valid, t_model, t_verify = run(s.K, s.D, sigma, seed, record, s.chunk_rows)
+                out, valid, t_model, t_verify, used = run(s.K, s.D, sigma, seed, record,
+                                                          s.chunk_rows)
                 done = _ptrm_run(out, valid, ev.labels, groups, s, sigma, seed,
                                  timing={**_timing(t_model, t_verify, P, price), **used},
                                  curve=si == 0,
@@ -526,7 +528,10 @@ def tables(report: dict):
     out = []
     # halted runs (--halt): the rule in the titles, the mean steps used in the compute table
     halting = f", halted at sigmoid(Q) > {st['halt']:g}" if st.get("halt") is not None else ""
-    used = lambda r: f" ({r['halt_steps']:.1f} steps)" if "halt_steps" in r else ""  # noqa: E731
+
+    def steps_note(run: dict) -> str:
+        return f" ({run['halt_steps']:.1f} steps)" if "halt_steps" in run else ""
+
     heads = {"pass": "pass", "best_q": "best-Q", "mode": "mode", "q_vote": "Q-vote",
              "verified": "verified"}
     for judge, title in (("label", "label match"), ("rules", "rules verifier")):
@@ -571,11 +576,11 @@ def tables(report: dict):
     for col in ("run", "time", "cost", "FLOPs", "verify"):
         t.add_column(col, justify="left" if col == "run" else "right")
     for d in dets:
-        t.add_row(f"TRM K=1 D={d['D']}{used(d)}", fmt_time(d["time_per_puzzle_s"]),
+        t.add_row(f"TRM K=1 D={d['D']}{steps_note(d)}", fmt_time(d["time_per_puzzle_s"]),
                   fmt_cost(d["cost_per_puzzle_usd"]), fmt_flops(d["flops_per_puzzle"]),
                   fmt_time(d["verify_time_per_puzzle_s"]))
     for r in report["ptrm"]:
-        t.add_row(f"PTRM K={r['K']} D={r['D']} σ={r['sigma']:g}{used(r)}",
+        t.add_row(f"PTRM K={r['K']} D={r['D']} σ={r['sigma']:g}{steps_note(r)}",
                   fmt_time(r["time_per_puzzle_s"]),
                   fmt_cost(r["cost_per_puzzle_usd"]), fmt_flops(r["flops_per_puzzle"]),
                   fmt_time(r["verify_time_per_puzzle_s"]))
