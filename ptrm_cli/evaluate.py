@@ -51,6 +51,7 @@ class SigmaChoice(NamedTuple):
     split: str          # the split the sweep ran on
     tied: list[float]   # every sigma at the best score (more than one: the sweep saturated)
     swept: list[float]  # every sigma of the sweep, ascending
+    halt: float | None = None  # the sweep's --halt (None: answers at the last step)
 
     @property
     def at_edge(self) -> bool:
@@ -82,6 +83,7 @@ def sigma_from_report(path: Path, judge: str = "rules") -> SigmaChoice:
         split = report["split"]["name"]
         scored = [(number(r["summary"]["aggregate"][judge]["best_q"]["mean"]),
                    -number(r["sigma"]), number(r["sigma"])) for r in runs]
+        halt = report["settings"].get("halt")  # reports before --halt have none
     except OSError as e:
         raise PtrmError(f"--sigma-from {path}: cannot read it ({e.strerror or e})") from None
     except (ValueError, KeyError, TypeError):
@@ -93,7 +95,7 @@ def sigma_from_report(path: Path, judge: str = "rules") -> SigmaChoice:
                         "on a validation split (--split val --data DIR)")
     top = max(scored)
     return SigmaChoice(top[2], split, sorted(sig for q, _, sig in scored if q == top[0]),
-                       sorted(sig for _, _, sig in scored))
+                       sorted(sig for _, _, sig in scored), halt)
 
 
 def sweep_model_differs(path: Path, loaded: LoadedModel) -> str | None:

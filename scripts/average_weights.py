@@ -12,22 +12,30 @@ result is an ordinary ptrm checkpoint; it records its sources and no σ (choose 
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import sys
 from pathlib import Path
 
 import torch
 
-from ptrm_cli.engine.checkpoint import load_checkpoint, save_checkpoint
+from ptrm_cli.engine.checkpoint import IDENTIFIERS, load_checkpoint, save_checkpoint
 from ptrm_cli.errors import PtrmError
 from ptrm_cli.eval_resume import weights_sha256
 
 
 def average(paths: list[Path], weights: list[float], out: Path) -> Path:
-    """Write sum_i weights[i] * checkpoint_i (floating tensors; others must be equal) to out."""
+    """Write sum_i weights[i] * checkpoint_i (floating tensors; others must be equal) to out,
+    a new folder (never one of the inputs, nor any existing one)."""
+    if len(paths) < 2:
+        raise PtrmError("give two or more checkpoints to average")
     if len(weights) != len(paths):
         raise PtrmError(f"{len(weights)} weights for {len(paths)} checkpoints")
-    if any(w < 0 for w in weights) or abs(sum(weights) - 1) > 1e-6:
+    if not all(math.isfinite(w) and w >= 0 for w in weights) or abs(sum(weights) - 1) > 1e-6:
         raise PtrmError(f"weights {weights}: expected non-negative numbers that sum to 1")
+    if out.exists():
+        raise PtrmError(f"--out {out} exists", hint="name a new folder: an existing one (an "
+                        "input, the bundled model) is never replaced")
     models = [load_checkpoint(p) for p in paths]
     first, vocab, _ = models[0]
     for p, (m, v, _) in zip(paths[1:], models[1:]):
@@ -36,6 +44,12 @@ def average(paths: list[Path], weights: list[float], out: Path) -> Path:
                             "checkpoints of one model average")
         if v.to_json() != vocab.to_json():
             raise PtrmError(f"{p}: another vocabulary than {paths[0]}'s")
+    # puzzle-embedding rows are averaged row by row: they must name the same puzzles
+    files = [(p if p.is_dir() else p.parent) / IDENTIFIERS for p in paths]
+    names = [f.read_text() if f.exists() else None for f in files]
+    if any(n != names[0] for n in names[1:]):
+        raise PtrmError(f"the checkpoints' {IDENTIFIERS} differ: their puzzle-embedding rows "
+                        "name other puzzles and cannot be averaged")
     states = [m.state_dict() for m, _, _ in models]
     mixed = {}
     for name, ref in states[0].items():
@@ -49,7 +63,8 @@ def average(paths: list[Path], weights: list[float], out: Path) -> Path:
     first.load_state_dict(mixed)
     meta = {"averaged_from": [{"path": str(p), "weights_sha256": weights_sha256(p), "weight": w}
                               for p, w in zip(paths, weights)]}
-    return save_checkpoint(out, first, vocab, meta)
+    return save_checkpoint(out, first, vocab, meta,
+                           identifiers=None if names[0] is None else json.loads(names[0]))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -24,8 +24,11 @@ def table(report: dict, judge: str) -> str:
         head += [f"{name}@{p['K']}" + (f" σ={p['sigma']:g}" if sweep else "")
                  for _, name in SELECTORS]
     settings = ", ".join("PTRM K={K} D={D} σ={sigma:g}".format(**p) for p in runs)
-    if report["settings"].get("halt") is not None:  # `ptrm eval --halt`
-        settings += f", every rollout halted at sigmoid(Q) > {report['settings']['halt']:g}"
+    if report["settings"].get("halt") is not None:  # `ptrm eval --halt`: the mean steps used
+        used = [f"TRM D={D} {dets[D]['halt_steps']:.1f}" for D in sorted(dets)] + \
+            [f"PTRM σ={p['sigma']:g} {p['halt_steps']:.1f}" for p in runs]
+        settings += (f", every rollout halted at sigmoid(Q) > {report['settings']['halt']:g} "
+                     f"(mean steps: {', '.join(used)})")
     sample = report["split"].get("sample")  # --sample: n of a larger split
     size = (f"{report['split']['n']} puzzles" if not sample else
             f"{report['split']['n']} of {sample['of']} puzzles, a seeded sample")

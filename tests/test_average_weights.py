@@ -68,10 +68,36 @@ def test_errors_are_one_line_with_exit_2(pair, tmp_path):
 
     for args, says in (([a, other], "another model configuration"),
                        ([a, b, "--weights", "0.5,0.6"], "sum to 1"),
+                       ([a, b, "--weights", "nan,0.5"], "sum to 1"),
                        ([a, b, "--weights", "x"], "expected numbers"),
+                       ([a], "two or more"),
                        ([a, tmp_path / "missing"], "no such file")):
         proc = run(*args, "--out", tmp_path / "o")
         assert proc.returncode == 2 and says in proc.stderr, (args, proc.stderr)
         assert "Traceback" not in proc.stderr
+    before = (b / "model.safetensors").read_bytes()
+    proc = run(a, b, "--out", b)  # never over an input (nor any existing folder)
+    assert proc.returncode == 2 and "exists" in proc.stderr, proc.stderr
+    assert (b / "model.safetensors").read_bytes() == before
     proc = run(a, b, "--out", tmp_path / "ok")
     assert proc.returncode == 0 and (tmp_path / "ok" / "model.safetensors").exists()
+
+
+def test_puzzle_embedding_names_go_with_the_average_and_must_agree(script, tmp_path):
+    from ptrm_codecs.families import PPBENCH
+    from ptrm_cli.engine.checkpoint import save_checkpoint
+    from ptrm_cli.errors import PtrmError
+
+    from fixtures_models import tiny_model
+
+    def emb(name, seed, ids):
+        model = tiny_model(len(PPBENCH.vocab), seed, puzzle_emb_ndim=32, puzzle_emb_len=1,
+                           num_puzzle_identifiers=3)
+        return save_checkpoint(tmp_path / name, model, PPBENCH.vocab, identifiers=ids)
+
+    a, b = emb("a", 1, ["x", "y", "z"]), emb("b", 2, ["x", "y", "z"])
+    out = script.average([a, b], [0.5, 0.5], tmp_path / "avg")
+    assert json.loads((out / "identifiers.json").read_text()) == ["x", "y", "z"]
+    c = emb("c", 3, ["x", "z", "y"])
+    with pytest.raises(PtrmError, match="identifiers.json differ"):
+        script.average([a, c], [0.5, 0.5], tmp_path / "avg2")

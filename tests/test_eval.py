@@ -153,7 +153,7 @@ def test_sigma_from_a_validation_sweep(report, ckpt, dataset, tmp_path):
         run["summary"]["aggregate"]["rules"]["best_q"]["mean"] = 0.5
     (tmp_path / "tie.json").write_text(json.dumps(fake))
     sigmas = sorted(run["sigma"] for run in fake["ptrm"])
-    assert evaluate.sigma_from_report(tmp_path / "tie.json") == (0.0, "val", sigmas, sigmas)
+    assert evaluate.sigma_from_report(tmp_path / "tie.json") == (0.0, "val", sigmas, sigmas, None)
     r = ptrm("eval", "--split", "val", "--data", dataset, "-c", ckpt, "--K", 2, "--D", 1,
              "--seeds", 1, "--det-D", 1, "--sigma-from", tmp_path / "tie.json", "--no-plots",
              "--out", tmp_path / "t")
@@ -161,7 +161,7 @@ def test_sigma_from_a_validation_sweep(report, ckpt, dataset, tmp_path):
     fake["ptrm"][-1]["summary"]["aggregate"]["rules"]["best_q"]["mean"] = 0.7
     (tmp_path / "clear.json").write_text(json.dumps(fake))
     clear = evaluate.sigma_from_report(tmp_path / "clear.json")
-    assert clear == (sigmas[-1], "val", [sigmas[-1]], sigmas)
+    assert clear == (sigmas[-1], "val", [sigmas[-1]], sigmas, None)
     assert clear.at_edge == (len(sigmas) >= 3)  # the largest won outright: look beyond it
     r = ptrm("eval", "--split", "val", "--data", dataset, "-c", ckpt, "--K", 2, "--D", 1,
              "--seeds", 1, "--det-D", 1, "--sigma-from", tmp_path / "clear.json",

@@ -239,3 +239,30 @@ def test_split_records_give_back_a_splits_puzzles_as_sources(tmp_path):
     r = ptrm("build-data", out, "--val-from", ds, "--dry-run", "--workers", 1, "--json")
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["puzzles"]["val"]["sudoku"] == 3
+
+
+def test_halted_reports_show_the_rule_and_the_steps_and_sigma_from_notes_a_rule_change(
+        ckpt, dataset, tmp_path):
+    """--halt: report_tables names the rule and the mean steps; --sigma-from a sweep made
+    under the other answer rule says so, and the report records the sweep's rule."""
+    sweep = tmp_path / "sweep"
+    r = ptrm("eval", "--split", "val", "--data", dataset, "-c", ckpt, "--K", 2, "--D", 2,
+             "--sigma", "0.3,0.6", "--seeds", 1, "--det-D", 2, "--halt", 0.5, "--no-plots",
+             "--json", "-o", sweep)
+    assert r.exit_code == 0, r.output
+    rep = json.loads(r.stdout)
+    head = _report_tables().table(rep, "rules").splitlines()[0]
+    steps = rep["deterministic"][0]["halt_steps"]
+    assert "halted at sigmoid(Q) > 0.5" in head and f"TRM D=2 {steps:.1f}" in head, head
+    plain = ptrm("eval", "--split", "val", "--data", dataset, "-c", ckpt, "--K", 2, "--D", 2,
+                 "--seeds", 1, "--det-D", 2, "--sigma-from", sweep, "--no-plots", "--json",
+                 "-o", tmp_path / "plain")
+    assert plain.exit_code == 0, plain.output
+    said = " ".join(plain.stderr.split())
+    assert "that sweep took each rollout's answer at the first step with sigmoid(Q) > 0.5, " \
+           "this evaluation at the last step" in said, said
+    assert json.loads(plain.stdout)["settings"]["sigma_from"]["halt"] == 0.5
+    same = ptrm("eval", "--split", "val", "--data", dataset, "-c", ckpt, "--K", 2, "--D", 2,
+                "--seeds", 1, "--det-D", 2, "--sigma-from", sweep, "--halt", 0.5,
+                "--no-plots", "-o", tmp_path / "same")
+    assert same.exit_code == 0 and "other rule" not in same.output, same.output

@@ -33,6 +33,11 @@ def _floats(values: list[str], flag: str) -> list[float]:
     return list(dict.fromkeys(out))
 
 
+def _answer_step(halt: float | None) -> str:
+    """Which step a rollout's answer comes from, in words (--halt)."""
+    return "the last step" if halt is None else f"the first step with sigmoid(Q) > {halt:g}"
+
+
 def _ints(values: list[str], flag: str) -> list[int]:
     out = [int(x) if x == int(x) else -1 for x in _floats(values, flag)]
     if any(x < 1 for x in out):
@@ -135,6 +140,11 @@ def evaluate(
                     f"[yellow]note:[/] σ = {', '.join(f'{t:g}' for t in tied)} tie on that "
                     "sweep's best-Q: it does not separate them (more or harder validation "
                     "puzzles would); the smallest is taken", highlight=False, soft_wrap=True)
+            if choice.halt != halt:  # the sweep took its answers by another rule
+                err_console.print(
+                    f"[yellow]note:[/] that sweep took each rollout's answer at "
+                    f"{_answer_step(choice.halt)}, this evaluation at {_answer_step(halt)}: "
+                    "σ was chosen under the other rule", highlight=False, soft_wrap=True)
             if choice.at_edge:
                 side = "largest" if chosen == choice.swept[-1] else "smallest"
                 err_console.print(
@@ -209,7 +219,8 @@ def evaluate(
         err_console.print(
             f"[dim]{esc(evset.name)}: {len(evset)} puzzles{of} · K={K} D={D} "
             f"σ={','.join(f'{s:g}' for s in sigmas)}{sigma_note} "
-            f"perturb={perturb} · seeds {settings.seeds} · TRM baselines D={settings.det_D} · "
+            f"perturb={perturb}{'' if halt is None else f' halt={halt:g}'} · "
+            f"seeds {settings.seeds} · TRM baselines D={settings.det_D} · "
             f"device={device}{f' x{ranks} processes' if ranks > 1 else ''} · "
             f"{esc(loaded.path)}[/]",
             highlight=False, soft_wrap=True)
@@ -237,7 +248,8 @@ def evaluate(
                     "a smaller --memory gives smaller chunks (at least one puzzle's K rollouts)"
                     ) from None
         if sigma_from is not None:  # where sigma came from, for whoever reads the report later
-            report["settings"]["sigma_from"] = {"report": str(sigma_from), "split": on}
+            report["settings"]["sigma_from"] = {"report": str(sigma_from), "split": on,
+                                                "halt": choice.halt}
         _write_and_show(report, out, plots=plots, as_json=as_json)
         saved.finish()
 
