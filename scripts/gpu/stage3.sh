@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue #10, stage 3 (planned, not run yet): the bundled model warm-started on the batches
+# Issue #10, stage 3 (ran in session 8; stage 4 reused it in session 9): a warm start on the batches
 # aimed at golden's weak types (tapa with '?' and corridor clues, nurikabe with big islands
 # and themes: data/gen3, docs/GENERATORS.md), then the report as in stage 2. One phase per
 # device call; the machine stays warm ~30 s between calls, so runs/ and data/ persist while
