@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Issue #10, session 10: the mean of stages 3 and 4 (data/avg34, `scripts/average_weights.py
+# data/ppb3/best ptrm_cli/models/default --out data/avg34`) against the bundled stage 4, σ past
+# 1.0, each rollout halted at its first confident step, then the full report of the model kept.
+# Judged as stage 4 was (docs/TRAINING.md, "stage 4"): validation' = validation's 450
+# non-sudoku puzzles + data/sudoku-check, best-Q@100 at D=16. One phase per device call on one
+# warm machine; reports go to $OUT.
+#
+#   carry: .whl data/avg34 data/val550 data/sudoku-check
+#   run:   bash scripts/gpu/stage5.sh compare             (sweeps and halted runs, both models)
+#   run:   MODEL=... TAG=... bash scripts/gpu/stage5.sh report   (golden and validation, D=16
+#          and D=48, 3 seeds, σ from that model's sweep in `compare`)
+set -uo pipefail
+source "$(dirname "$0")/lib.sh"
+AVG=data/avg34 S4=ptrm_cli/models/default DATA=data/val550
+mkdir -p runs
+CHECK=data/sudoku-check/sudoku.jsonl
+
+ev() {  # ev NAME SECONDS EVAL_ARGS...: one `ptrm eval` at K=100 on every GPU, report to $OUT
+    local name=$1 t=$2; shift 2
+    timeout "$t" ptrm eval "$@" --K 100 $(gpus) -o "runs/e_$name" --no-plots \
+        > "runs/e_$name.txt" 2>&1
+    tail -n 4 "runs/e_$name.txt"
+    cp "runs/e_$name/report.json" "$OUT/$name.json"
+}
+
+both() {  # both NAME MODEL SECONDS EVAL_ARGS...: validation and sudoku-check, same settings
+    local name=$1 model=$2 t=$3; shift 3
+    ev "v_$name" "$t" --split val --data "$DATA" -c "$model" --D 16 --det-D 16 --seeds 1 "$@"
+    ev "c_$name" 60 --split "$CHECK" -c "$model" --D 16 --det-D 16 --seeds 1 "$@"
+}
+
+compare() {
+    setup
+    both avg "$AVG" 210 --sigma 0.5,1.0,1.5,2.0
+    both s4 "$S4" "$(left 360)" --sigma 1.0,1.5,2.0
+    both avg_h "$AVG" "$(left 450)" --sigma 1.0 --halt 0.5
+    both s4_h "$S4" "$(left 545)" --sigma 1.0 --halt 0.5
+    for m in avg s4 avg_h s4_h; do  # one at a time: a run cut short loses only its own line
+        python3 scripts/gpu/validation_prime.py "$m=runs/e_v_$m/report.json,runs/e_c_$m/report.json"
+    done | tee "$OUT/score.txt"
+}
+
+report() {  # MODEL (a checkpoint) and TAG (avg or s4: whose validation sweep gives σ)
+    local sweep="runs/e_v_$TAG/report.json"
+    setup >/dev/null
+    ev "g${TAG}_16" 100 --split golden -c "$MODEL" --D 16 --det-D 16,48 --seeds 3 \
+        --sigma-from "$sweep"
+    ev "g${TAG}_48" "$(left 190)" --split golden -c "$MODEL" --D 48 --det-D 48 --seeds 3 \
+        --sigma-from "$sweep"
+    ev "val${TAG}_16" "$(left 300)" --split val --data "$DATA" -c "$MODEL" --D 16 \
+        --det-D 16,48 --seeds 3 --sigma-from "$sweep"
+    ev "val${TAG}_48" "$(left 570)" --split val --data "$DATA" -c "$MODEL" --D 48 --det-D 48 \
+        --seeds 3 --sigma-from "$sweep"
+}
+
+"$@"
