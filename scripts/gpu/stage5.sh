@@ -6,10 +6,17 @@
 # non-sudoku puzzles + data/sudoku-check, best-Q@100 at D=16. One phase per device call on one
 # warm machine; reports go to $OUT.
 #
-#   carry: .whl data/avg34 data/val550 data/sudoku-check
+#   carry: .whl/ppbench-0.1.0-py3-none-any.whl data/avg34 data/val550 data/sudoku-check
+#          (the whole .whl folder puts the tree over the 64 MiB carry limit)
 #   run:   bash scripts/gpu/stage5.sh compare             (sweeps and halted runs, both models)
 #   run:   MODEL=... TAG=... bash scripts/gpu/stage5.sh report   (golden and validation, D=16
 #          and D=48, 3 seeds, σ from that model's sweep in `compare`)
+#   run:   bash scripts/gpu/stage5.sh halt                (the bundled model's report with
+#          --halt 0.5: golden D=16 and D=48, validation D=48; σ 2.0, its own)
+#
+# Ran 2026-11-26 (session 10) on 4 x NVIDIA H100: `compare` (590 s: its two halted validation
+# runs were cut by the time limit, each `ptrm eval` costs ~40-60 s of start-up and warm-up
+# beyond its runs) and `report` with MODEL=data/avg34 TAG=avg (507 s). `halt` has not run.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 AVG=data/avg34 S4=ptrm_cli/models/default DATA=data/val550
@@ -52,6 +59,14 @@ report() {  # MODEL (a checkpoint) and TAG (avg or s4: whose validation sweep gi
         --det-D 16,48 --seeds 3 --sigma-from "$sweep"
     ev "val${TAG}_48" "$(left 570)" --split val --data "$DATA" -c "$MODEL" --D 48 --det-D 48 \
         --seeds 3 --sigma-from "$sweep"
+}
+
+halt() {  # the bundled model (avg34 since session 10) with every rollout halted at sigmoid(Q) > 0.5
+    setup >/dev/null
+    ev g_halt_16 120 --split golden --D 16 --det-D 16,48 --seeds 3 --sigma 2.0 --halt 0.5
+    ev g_halt_48 "$(left 260)" --split golden --D 48 --det-D 48 --seeds 3 --sigma 2.0 --halt 0.5
+    ev val_halt_48 "$(left 570)" --split val --data "$DATA" --D 48 --det-D 48 --seeds 3 \
+        --sigma 2.0 --halt 0.5
 }
 
 "$@"
