@@ -229,7 +229,10 @@ def eager_mode(b: Bench) -> dict:
 KERNEL_KINDS = (("matmul", ("gemm", "cutlass", "xmma", "nvjet", "cublas", "sm90_", "sm80_",
                              "addmm", "aten::mm", "aten::bmm", "aten::linear")),
                 ("attention", ("flash", "fmha", "attention", "sdpa", "cudnn")),
-                ("compiled elementwise", ("triton", "cpp_fused", "kernel_cpp")))
+                ("compiled elementwise", ("triton", "cpp_fused", "kernel_cpp")),
+                # training only: the optimizer's and EMA's multi-tensor kernels, DDP's all-reduce
+                ("optimizer (foreach)", ("multi_tensor", "foreach")),
+                ("communication", ("nccl",)))
 
 
 def _kind(name: str) -> str:
@@ -244,11 +247,14 @@ def profile_mode(b: Bench) -> dict:
     """One supervision step of every rollout on the (compiled, warm) fast engine."""
     eng = b.fast_engine()
     b.timed(lambda: b.fast_run(eng, 2))  # compiled and warm
-    return _profile(lambda: b.fast_run(eng, 1), b.device, b.P)
+    return profile_kernels(lambda: b.fast_run(eng, 1), b.device,
+                           "one supervision step of every rollout (fast engine)")
 
 
-def _profile(fn, device: torch.device, P: int) -> dict:
-    """Device time by kernel for one run of fn (a one-step run of every puzzle's rollouts)."""
+def profile_kernels(fn, device: torch.device, what: str) -> dict:
+    """Device time by kernel for one call of fn (on a CPU: the time of its aten ops and
+    compiled kernels), grouped by KERNEL_KINDS; `what` says what fn ran. Also used by
+    scripts/bench_train.py for training updates."""
     from torch.profiler import ProfilerActivity, profile
 
     acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
@@ -283,8 +289,8 @@ def _profile(fn, device: torch.device, P: int) -> dict:
     shares = {}
     for r in rows:
         shares[r["kind"]] = shares.get(r["kind"], 0.0) + r["time_us"] / total
-    return {"mode": "profile", "what": "one supervision step of every rollout (fast engine)",
-            "device_time_us": total, "shares": shares, "top": rows[:25]}
+    return {"mode": "profile", "what": what, "device_time_us": total,
+            "kernels": sum(r["calls"] for r in rows), "shares": shares, "top": rows[:25]}
 
 
 # -- scaling over the launched GPUs ---------------------------------------------------------------

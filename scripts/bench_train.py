@@ -12,7 +12,10 @@ Default: TRM-Att 7M as in the PPBench recipe - D=512, 8 heads, h=2, T=3, n=6, 16
 Prints seconds per update, updates/s, examples/s, achieved TFLOP/s (analytic matmul FLOPs:
 forward T(n+1) network applications + heads, backward ~2x the n+1 applications that carry
 gradient, TRM_REFERENCE.md §8.2; whole global batch, all GPUs together) and peak memory.
-Only rank 0 prints. `--json FILE` also writes the numbers.
+Only rank 0 prints. `--json FILE` also writes the numbers. `--profile N` then profiles N more
+updates (torch.profiler): kernel time per update by kind (matmul, attention, compiled
+elementwise, optimizer foreach, communication, other), kernels launched per update, and how
+much of the timed update the GPU was busy - a low share means the update waits on launches.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ import torch.distributed as dist
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from ptrm_cli.bench_modes import profile_kernels  # noqa: E402
 from ptrm_cli.engine.data import Dataset, Split  # noqa: E402
 from ptrm_cli.engine.model import count_parameters  # noqa: E402
 from ptrm_cli.engine.train import load_config, training_flops  # noqa: E402
@@ -116,11 +120,34 @@ def bench(args, compile_: bool, dist_info, run_dir: str) -> dict:
            "peak_mem_gib": peak, "loss": m["loss"]}
     if times:
         out["s_per_step_median"] = float(np.median(times))
+    if args.profile:
+        out["profile"] = profile_updates(tr, args.profile, device, per_step)
     del tr
     gc.collect()
     if cuda:
         torch.cuda.empty_cache()
     return out
+
+
+def profile_updates(tr: Trainer, n: int, device: torch.device, s_per_step: float) -> dict:
+    """Kernel time of n updates (after the timed ones: compiled and warm), per update."""
+    prof = profile_kernels(lambda: [tr.train_step() for _ in range(n)], device,
+                           f"{n} training updates")
+    busy = prof["device_time_us"] / 1e6 / n
+    return {"updates": n, "kernel_s_per_update": busy, "kernels_per_update": prof["kernels"] / n,
+            "busy_share_of_timed_update": busy / s_per_step, "shares": prof["shares"],
+            "top": prof["top"][:15]}
+
+
+def print_profile(pr: dict) -> None:
+    shares = ", ".join(f"{k} {100 * v:.0f}%" for k, v in
+                       sorted(pr["shares"].items(), key=lambda kv: -kv[1]))
+    print(f"  profile of {pr['updates']} updates: {1e3 * pr['kernel_s_per_update']:.1f} ms of "
+          f"kernels per update ({100 * pr['busy_share_of_timed_update']:.0f}% of the timed "
+          f"update), {pr['kernels_per_update']:.0f} kernels per update; {shares}")
+    for k in pr["top"][:8]:
+        print(f"    {k['time_us'] / 1e3 / pr['updates']:8.2f} ms {k['calls'] // pr['updates']:5d}x "
+              f"{k['kind']:<20} {k['name'][:70]}")
 
 
 def main() -> int:
@@ -144,6 +171,8 @@ def main() -> int:
     p.add_argument("--device", default="auto")
     p.add_argument("--per-step", action="store_true",
                    help="also sync after every update and report the median")
+    p.add_argument("--profile", type=int, default=0, metavar="N",
+                   help="then profile N more updates: kernel time by kind, launches per update")
     p.add_argument("--tiny", action="store_true", help="a tiny model (checks the script on CPU)")
     p.add_argument("--json", default=None, help="write the results here (rank 0)")
     args = p.parse_args()
@@ -171,6 +200,8 @@ def main() -> int:
                       f"{r['tflops_per_s']:.1f} TFLOP/s ({r['tflops_per_s_per_gpu']:.1f}/GPU), "
                       f"peak {r['peak_mem_gib']:.2f} GiB/GPU, warm-up {r['warmup_s']:.1f} s",
                       flush=True)
+                if "profile" in r:
+                    print_profile(r["profile"])
     if dist_info.main and args.json:
         Path(args.json).write_text(json.dumps(results, indent=1) + "\n")
     if dist_info.on:

@@ -1,0 +1,60 @@
+"""scripts/bench_train.py (training throughput) and the kernel profile it shares with `ptrm
+bench`: the profile groups kernel time by kind and counts launches; the script runs on a CPU."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from ptrm_cli.bench_modes import profile_kernels
+
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "bench_train.py"
+
+
+def test_profile_groups_kernel_time_by_kind():
+    a, b = torch.randn(256, 256), torch.randn(256, 256)
+    params, grads = [torch.zeros(1000) for _ in range(4)], [torch.ones(1000) for _ in range(4)]
+
+    def work():
+        for _ in range(3):
+            a @ b
+        torch._foreach_add_(params, grads)
+
+    prof = profile_kernels(work, torch.device("cpu"), "a test")
+    assert prof["what"] == "a test"
+    assert set(prof["shares"]) >= {"matmul", "optimizer (foreach)"}
+    assert sum(prof["shares"].values()) == pytest.approx(1.0)
+    mm = [r for r in prof["top"] if r["kind"] == "matmul"]
+    assert sum(r["calls"] for r in mm) >= 3  # every product counted, none twice as two kinds
+    assert prof["kernels"] == sum(r["calls"] for r in prof["top"])
+    assert all(params[0] == 1)  # the function ran, once
+
+
+def run(tmp_path, *args) -> dict:
+    out = tmp_path / "bench.json"
+    r = subprocess.run([sys.executable, str(SCRIPT), "--tiny", "--compile", "off", "--device",
+                        "cpu", "--json", str(out), *args], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+    [result] = json.loads(out.read_text())
+    return result, r.stdout
+
+
+def test_bench_train_profiles_updates_on_request(tmp_path):
+    plain, _ = run(tmp_path)
+    assert "profile" not in plain
+    assert plain["s_per_step"] > 0 and plain["global_batch"] == 16
+
+    result, stdout = run(tmp_path, "--profile", "2")
+    pr = result["profile"]
+    assert pr["updates"] == 2
+    assert pr["kernels_per_update"] > 10  # forward, backward and the optimizer of a real update
+    assert pr["kernel_s_per_update"] > 0 and pr["busy_share_of_timed_update"] > 0
+    assert sum(pr["shares"].values()) == pytest.approx(1.0)
+    assert pr["shares"].get("matmul", 0) > 0
+    assert "profile of 2 updates" in stdout

@@ -1,0 +1,64 @@
+"""scripts/gpu/validation_prime.py: the selection score of stages 4 and 5 - validation with its
+sudoku swapped for sudoku-check's - counted from two `ptrm eval` reports."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "gpu" / "validation_prime.py"
+
+
+@pytest.fixture(scope="module")
+def vp():
+    spec = importlib.util.spec_from_file_location("validation_prime", SCRIPT)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def report(accs: dict[str, tuple[int, float, float]], sigmas=(1.0,), halt=None) -> dict:
+    """A report of per-type (n, TRM accuracy, PTRM accuracy for every selector)."""
+    n_all = sum(n for n, _, _ in accs.values())
+    det = {t: {"n": n, "rules": {"acc": a}} for t, (n, a, _) in accs.items()}
+    det["aggregate"] = {"n": n_all, "rules": {"acc": -1.0}}  # never summed: a trap
+    summary = {t: {"n": n, "rules": {s: {"mean": p} for s in ("pass", "best_q", "verified")}}
+               for t, (n, _, p) in accs.items()}
+    summary["aggregate"] = {"n": n_all, "rules": {s: {"mean": -1.0}
+                                                   for s in ("pass", "best_q", "verified")}}
+    return {"checkpoint": "ckpt", "settings": {"halt": halt},
+            "deterministic": [{"D": 16, "groups": det}],
+            "ptrm": [{"sigma": s, "K": 100, "D": 16, "summary": summary} for s in sigmas]}
+
+
+def test_validation_sudoku_is_replaced_by_sudoku_check(vp):
+    val = report({"sudoku": (100, 0.9, 1.0), "lightup": (100, 0.5, 0.75), "tapa": (50, 0.4, 0.6)})
+    check = report({"sudoku": (100, 0.2, 0.3)})
+    lines = vp.score(val, check)
+    # 250 = 100 lightup + 50 tapa + 100 sudoku-check; validation's own sudoku count nowhere
+    assert lines[0].strip() == "TRM D=16: 90/250 (36.0%)"  # 50 + 20 + 20
+    assert "best_q 135 (54.0%)" in lines[1]  # 75 + 30 + 30
+
+
+def test_a_sigma_without_its_sudoku_check_run_is_named(vp):
+    val = report({"sudoku": (10, 1.0, 1.0), "lightup": (10, 1.0, 1.0)}, sigmas=(1.0, 2.0))
+    check = report({"sudoku": (10, 0.5, 0.5)}, sigmas=(1.0,))
+    lines = vp.score(val, check)
+    assert lines[-1].strip() == "sigma 2: no sudoku-check run"
+
+
+def test_the_command_prints_each_model(tmp_path):
+    val, check = tmp_path / "v.json", tmp_path / "c.json"
+    val.write_text(json.dumps(report({"sudoku": (4, 1.0, 1.0), "nurikabe": (4, 0.5, 1.0)},
+                                     halt=0.5)))
+    check.write_text(json.dumps(report({"sudoku": (4, 0.25, 0.5)})))
+    r = subprocess.run([sys.executable, str(SCRIPT), f"m={val},{check}"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[0] == "m (ckpt):"
+    assert "halt 0.5" in r.stdout and "TRM D=16: 3/8 (37.5%)" in r.stdout
