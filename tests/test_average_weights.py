@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -14,16 +13,14 @@ import torch
 from ptrm_cli.engine.checkpoint import load_checkpoint
 
 from fixtures_models import save_tiny_checkpoint
+from fixtures_scripts import load_script
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "average_weights.py"
 
 
 @pytest.fixture(scope="module")
 def script():
-    spec = importlib.util.spec_from_file_location("average_weights", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("scripts/average_weights.py")
 
 
 @pytest.fixture(scope="module")

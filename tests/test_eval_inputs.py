@@ -5,7 +5,6 @@ a sweep (scripts/report_tables.py). Tiny random models, as test_eval.py."""
 from __future__ import annotations
 
 import copy
-import importlib.util
 import json
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from ptrm_cli import eval_sets, evaluate, solver
 from ptrm_cli.errors import PtrmError
 
 from fixtures_models import golden_examples
+from fixtures_scripts import load_script
 from test_eval import bad, ckpt, dataset, ptrm, report, sudoku  # noqa: F401 (fixtures)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -142,11 +142,7 @@ def test_a_k_too_large_for_memory_is_one_message(ckpt, dataset, tmp_path, monkey
 # -- scripts/report_tables.py ----------------------------------------------------------------------
 
 def _report_tables():
-    spec = importlib.util.spec_from_file_location("report_tables",
-                                                  ROOT / "scripts" / "report_tables.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("scripts/report_tables.py")
 
 
 def test_report_tables_names_the_sigma_of_each_column_of_a_sweep(report):

@@ -3,7 +3,6 @@ sudoku swapped for sudoku-check's - counted from two `ptrm eval` reports."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -11,15 +10,14 @@ from pathlib import Path
 
 import pytest
 
+from fixtures_scripts import load_script
+
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "gpu" / "validation_prime.py"
 
 
 @pytest.fixture(scope="module")
 def vp():
-    spec = importlib.util.spec_from_file_location("validation_prime", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("scripts/gpu/validation_prime.py")
 
 
 def report(accs: dict[str, tuple[int, float, float]], sigmas=(1.0,), halt=None) -> dict:

@@ -19,6 +19,17 @@ setup() {  # the carried wheels (.whl) and this checkout, installed; NO_SETUP=1 
     nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
 }
 
+# ev NAME SECONDS EVAL_ARGS...: one `ptrm eval` at K=100 on every GPU, its log in runs/e_NAME.txt
+# (the last EV_TAIL lines printed, 14 unless set), its report.json to $OUT/NAME.json
+ev() {
+    local name=$1 t=$2; shift 2
+    mkdir -p runs
+    timeout "$t" ptrm eval "$@" --K 100 $(gpus) -o "runs/e_$name" --no-plots \
+        > "runs/e_$name.txt" 2>&1
+    tail -n "${EV_TAIL:-14}" "runs/e_$name.txt"
+    cp "runs/e_$name/report.json" "$OUT/$name.json"
+}
+
 # pack RUN_DIR [raw]: checkpoints/last (with its raw weights and state when "raw": what a warm
 # start needs) and checkpoints/best (EMA weights) as one tar in 15 MB parts under $OUT
 pack() {

@@ -21,14 +21,6 @@ CHECK=data/sudoku-check/sudoku.jsonl
 C=${CAND_TAG:-4} I=${INC_TAG:-3}   # report names: sc$C.json, sweep$I.json, ... (avg: CAND_TAG=avg)
 SC=${SIGMAS_CAND:-0.5,1.0} SI=${SIGMAS_INC:-0.7,1.0}   # the sweeps (stage 3's own reached 0.5)
 
-ev() {  # ev NAME SECONDS EVAL_ARGS...: one `ptrm eval` at K=100 on every GPU, report to $OUT
-    local name=$1 t=$2; shift 2
-    timeout "$t" ptrm eval "$@" --K 100 $(gpus) -o "runs/e_$name" --no-plots \
-        > "runs/e_$name.txt" 2>&1
-    tail -n 14 "runs/e_$name.txt"
-    cp "runs/e_$name/report.json" "$OUT/$name.json"
-}
-
 compare() {
     setup >/dev/null
     ev "sc$C" 90 --split "$CHECK" -c "$CAND" --D 16 --det-D 16 --sigma 0.5,1.0 --seeds 1

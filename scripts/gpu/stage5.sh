@@ -20,16 +20,8 @@
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 AVG=data/avg34 S4=ptrm_cli/models/default DATA=data/val550
-mkdir -p runs
+EV_TAIL=4   # `ev` (lib.sh) prints the last 4 lines of each evaluation
 CHECK=data/sudoku-check/sudoku.jsonl
-
-ev() {  # ev NAME SECONDS EVAL_ARGS...: one `ptrm eval` at K=100 on every GPU, report to $OUT
-    local name=$1 t=$2; shift 2
-    timeout "$t" ptrm eval "$@" --K 100 $(gpus) -o "runs/e_$name" --no-plots \
-        > "runs/e_$name.txt" 2>&1
-    tail -n 4 "runs/e_$name.txt"
-    cp "runs/e_$name/report.json" "$OUT/$name.json"
-}
 
 both() {  # both NAME MODEL SECONDS EVAL_ARGS...: validation and sudoku-check, same settings
     local name=$1 model=$2 t=$3; shift 3
