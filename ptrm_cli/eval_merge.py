@@ -191,10 +191,15 @@ def _check_same(first: dict, r: dict) -> None:
         differ("models")
     for key in SAME_SETTINGS:
         if r["settings"].get(key) != first["settings"].get(key):
-            differ(f"settings ({key} {r['settings'].get(key)} vs "
-                   f"{first['settings'].get(key)})")
+            differ(f"settings ({key} {_shown(r['settings'].get(key))} vs "
+                   f"{_shown(first['settings'].get(key))})")
     if r["groups"] != first["groups"]:
         differ("puzzle types")
+
+
+def _shown(value) -> str:
+    """A setting in an error message: None (--halt not given, say) reads as "not set"."""
+    return "not set" if value is None else str(value)
 
 
 def _merge_sigma(entries: list[dict], groups: list[str]) -> dict:

@@ -41,10 +41,11 @@ class SavedRuns:
         except (OSError, ValueError, KeyError, TypeError, AssertionError):
             raise PtrmError(f"{path}: not the partial results of a `ptrm eval`",
                             hint="delete it, or run without --resume to start over") from None
-        different = [k for k in fingerprint if saved["fingerprint"].get(k) != fingerprint[k]]
+        different = [_difference(k, saved["fingerprint"].get(k), fingerprint[k])
+                     for k in fingerprint if saved["fingerprint"].get(k) != fingerprint[k]]
         if different:
             raise PtrmError(f"{path} holds runs of another evaluation (different "
-                            f"{', '.join(different)})",
+                            f"{'; '.join(different)})",
                             hint="use another --out, or run without --resume to start over")
         self.runs = saved["runs"]
 
@@ -66,6 +67,14 @@ class SavedRuns:
         """The report is written: the partial results are no longer needed."""
         if self.write and self.path is not None:
             self.path.unlink(missing_ok=True)
+
+
+def _difference(key: str, saved, now) -> str:
+    """One differing fingerprint entry, for the error: settings with their two values."""
+    if key in ("weights", "model", "puzzles"):  # digests and configs: the name says enough
+        return key
+    shown = (lambda v: "not set" if v is None else str(v))
+    return f"{key}: {shown(saved)} in the saved runs, {shown(now)} now"
 
 
 def fingerprint(checkpoint: str, model_config: dict, keys: list, K: int, D: int,

@@ -418,6 +418,21 @@ def test_merge_refuses_reports_of_different_evaluations(report, ckpt, dataset, t
     (tmp_path / "drawn.json").write_text(json.dumps(drawn))
     bad("eval", "--merge", whole, "--merge", tmp_path / "drawn.json",
         match="settings (width_draws 4 vs 8)")
+    drawn["settings"]["width_draws"] = 8
+    drawn["settings"]["halt"] = 0.5  # a halted run beside a plain one
+    (tmp_path / "drawn.json").write_text(json.dumps(drawn))
+    bad("eval", "--merge", whole, "--merge", tmp_path / "drawn.json",
+        match="settings (halt 0.5 vs not set)")
+
+
+@pytest.mark.parametrize("option", [("--halt", "0.5"), ("--K", "8"), ("--seeds", "2"),
+                                    ("--resume",), ("-c", "somewhere")])
+def test_merge_refuses_the_options_of_a_run(report, option):
+    """--merge runs nothing: an option that only a run uses would be silently ignored."""
+    _, whole = report
+    bad("eval", "--merge", whole, "--merge", whole, *option,
+        match=f"--merge runs nothing, so {'--checkpoint' if option[0] == '-c' else option[0]} "
+              "would have no effect")
 
 
 # -- --resume: an interrupted evaluation keeps its finished runs -------------------------------
@@ -468,7 +483,8 @@ def test_resume_refuses_another_evaluations_runs_and_start_over_says_so(ckpt, da
     (out / "partial.json").write_text(json.dumps(
         {"format": "ptrm-eval-partial/1", "fingerprint": fp, "runs": {}}))
     bad(*base, "--K", 2, "--resume", match="holds runs of another evaluation (different "
-        "weights, model, puzzles, K, D, perturb, width_draws)")
+        "weights; model; puzzles; K: not set in the saved runs, 2 now; D: not set in the saved "
+        "runs, 2 now; perturb: not set in the saved runs, z now; width_draws: not set")
     (out / "partial.json").write_text("{")
     bad(*base, "--K", 2, "--resume", match="not the partial results of a `ptrm eval`")
     r = ptrm(*base, "--K", 2)  # without --resume: starts over, and says so
@@ -522,7 +538,8 @@ def test_halt_errors_and_resume_keep_halted_runs_apart(ckpt, dataset, tmp_path):
     plain = fingerprint(str(ckpt), loaded.config.to_dict(), ev.keys, 2, 2, "z", 8)  # no --halt
     (out / "partial.json").write_text(json.dumps(
         {"format": "ptrm-eval-partial/1", "fingerprint": plain, "runs": {}}))
-    bad(*base, "--halt", 0.5, "--resume", match="(different halt)")
+    bad(*base, "--halt", 0.5, "--resume",
+        match="(different halt: not set in the saved runs, 0.5 now)")
     r = ptrm(*base, "--resume")  # the same evaluation without --halt: accepted
     assert r.exit_code == 0 and "another evaluation" not in r.output, r.output
 

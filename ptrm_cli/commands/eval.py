@@ -108,6 +108,19 @@ def evaluate(
     A long evaluation can be split by seed across jobs and put back together with --merge.
     """
     if merge:
+        given = [flag for flag, value, default in (
+            ("--split", split, "golden"), ("--data", data, None), ("--K", K, 100),
+            ("--D", D, None), ("--sigma", sigma, []), ("--sigma-from", sigma_from, None),
+            ("--seeds", seeds, 3), ("--seed", seed, 0), ("--perturb", perturb, "z"),
+            ("--det-D", det_D, []), ("--halt", halt, None), ("--checkpoint", checkpoint, None),
+            ("--memory", memory, None), ("--limit", limit, None), ("--types", types, None),
+            ("--min-difficulty", min_difficulty, None), ("--sample", sample_n, None),
+            ("--gpus", gpus, None), ("--resume", resume, False),
+            ("--identifiers", identifiers, None)) if value != default]
+        if given:  # silently ignored, they would suggest the merge applied them
+            raise PtrmError(f"--merge runs nothing, so {', '.join(given)} would have no effect: "
+                            "a merge keeps the settings its reports ran with",
+                            hint="drop them, or run the evaluation itself without --merge")
         return _merge(merge, out or Path("eval_merged"), plots=plots, as_json=as_json)
     if perturb not in ("z", "y", "both", "init"):
         raise PtrmError(f"--perturb {perturb!r}: expected z, y, both or init")
