@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import PtrmError
+from .eval_resume import setting_text
 from .evaluate import FORMAT, METRICS, ptrm_entry, report_file
 
 # what must agree for runs to belong to one evaluation
@@ -191,15 +192,10 @@ def _check_same(first: dict, r: dict) -> None:
         differ("models")
     for key in SAME_SETTINGS:
         if r["settings"].get(key) != first["settings"].get(key):
-            differ(f"settings ({key} {_shown(r['settings'].get(key))} vs "
-                   f"{_shown(first['settings'].get(key))})")
+            differ(f"settings ({key} {setting_text(r['settings'].get(key))} vs "
+                   f"{setting_text(first['settings'].get(key))})")
     if r["groups"] != first["groups"]:
         differ("puzzle types")
-
-
-def _shown(value) -> str:
-    """A setting in an error message: None (--halt not given, say) reads as "not set"."""
-    return "not set" if value is None else str(value)
 
 
 def _merge_sigma(entries: list[dict], groups: list[str]) -> dict:

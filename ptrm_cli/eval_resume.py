@@ -69,12 +69,17 @@ class SavedRuns:
             self.path.unlink(missing_ok=True)
 
 
+def setting_text(value) -> str:
+    """A setting in an error message (also `--merge`'s): None (--halt not given, say) reads as
+    "not set"."""
+    return "not set" if value is None else str(value)
+
+
 def _difference(key: str, saved, now) -> str:
     """One differing fingerprint entry, for the error: settings with their two values."""
     if key in ("weights", "model", "puzzles"):  # digests and configs: the name says enough
         return key
-    shown = (lambda v: "not set" if v is None else str(v))
-    return f"{key}: {shown(saved)} in the saved runs, {shown(now)} now"
+    return f"{key}: {setting_text(saved)} in the saved runs, {setting_text(now)} now"
 
 
 def fingerprint(checkpoint: str, model_config: dict, keys: list, K: int, D: int,
