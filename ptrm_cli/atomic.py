@@ -103,9 +103,14 @@ def exclusive(path: str | os.PathLike, what: str):
     from .errors import PtrmError
 
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     lock = path.parent / f".{path.name}.lock"
-    with open(lock, "a+") as f:
+    try:  # a user's path: a file where a folder must be, no permission, a read-only place
+        path.parent.mkdir(parents=True, exist_ok=True)
+        f = open(lock, "a+")
+    except OSError as e:
+        raise PtrmError(f"{path}: cannot write there ({e.strerror or e})",
+                        hint=f"give this {what} a path in a folder you can write") from None
+    with f:
         try:
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -47,6 +47,16 @@ def test_exclusive_refuses_a_second_holder_and_frees_on_exit(tmp_path):
     assert (tmp_path / ".out.jsonl.lock").exists() and not target.exists()
 
 
+def test_exclusive_names_a_path_it_cannot_write(tmp_path):
+    """`-o afile/sub` was a FileExistsError traceback (in `ptrm eval`, generate, build-data)."""
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    with pytest.raises(PtrmError, match=rf"{afile}/sub: cannot write there") as e:
+        with exclusive(afile / "sub", "eval --out"):
+            pass
+    assert "eval --out" in e.value.hint
+
+
 def test_a_second_generate_on_the_same_file_is_refused(installed_codec, tmp_path):
     """Two at once both exited 0 with 60 lines of 30 indices, which a rerun then accepted."""
     installed_codec("sudoku")
@@ -90,6 +100,8 @@ def test_eval_refuses_a_file_out_and_a_folder_in_use_before_any_work(tmp_path):
         r = run(*args, "-o", busy)
     assert r.exit_code == 2 and "another ptrm job is writing it" in flat(r)
     assert not (busy / "partial.json").exists()
+    r = run(*args, "-o", afile / "sub")
+    assert r.exit_code == 2 and "cannot write there" in flat(r)
 
 
 def test_build_data_refuses_an_out_in_use(tmp_path):

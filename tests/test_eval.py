@@ -425,8 +425,34 @@ def test_merge_refuses_reports_of_different_evaluations(report, ckpt, dataset, t
         match="settings (halt 0.5 vs not set)")
 
 
+def test_merge_refuses_an_out_that_is_a_file_or_in_use(report, ckpt, dataset, tmp_path):
+    """A file as --out was a FileExistsError traceback; a merge wrote into a folder that an
+    evaluation was writing."""
+    from ptrm_cli.atomic import exclusive
+
+    _, whole = report
+    other = tmp_path / "s9"
+    r = ptrm("eval", "--split", "val", "--data", dataset, "-c", ckpt, "--K", 4, "--D", 2,
+             "--sigma", "0,0.5", "--seed", 9, "--seeds", 1, "--out", other, "--no-plots")
+    assert r.exit_code == 0, r.output
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    bad("eval", "--merge", whole, "--merge", other, "-o", afile, match=f"--out {afile} is a file")
+    bad("eval", "--merge", whole, "--merge", other, "-o", afile / "sub",
+        match="cannot write there")
+    busy = tmp_path / "busy"
+    with exclusive(busy, "test"):
+        bad("eval", "--merge", whole, "--merge", other, "-o", busy,
+            match="another ptrm job is writing it")
+    assert not (busy / "report.json").exists()
+    r = ptrm("eval", "--merge", whole, "--merge", other, "-o", busy, "--no-plots")
+    assert r.exit_code == 0 and (busy / "report.json").exists(), r.output
+
+
 @pytest.mark.parametrize("option", [("--halt", "0.5"), ("--K", "8"), ("--seeds", "2"),
-                                    ("--resume",), ("-c", "somewhere")])
+                                    ("--resume",), ("-c", "somewhere"),
+                                    ("--K", "100"), ("--seed", "0"),  # the defaults, given
+                                    ("--device", "cpu")])
 def test_merge_refuses_the_options_of_a_run(report, option):
     """--merge runs nothing: an option that only a run uses would be silently ignored."""
     _, whole = report

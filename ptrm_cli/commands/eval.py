@@ -46,6 +46,7 @@ def _ints(values: list[str], flag: str) -> list[int]:
 
 
 def evaluate(
+    ctx: typer.Context,
     split: str = typer.Option("golden", "--split",
                               help="golden, a PPBench JSONL file, a dataset folder, or a split "
                                    "name (val, test) with --data."),
@@ -108,15 +109,7 @@ def evaluate(
     A long evaluation can be split by seed across jobs and put back together with --merge.
     """
     if merge:
-        given = [flag for flag, value, default in (
-            ("--split", split, "golden"), ("--data", data, None), ("--K", K, 100),
-            ("--D", D, None), ("--sigma", sigma, []), ("--sigma-from", sigma_from, None),
-            ("--seeds", seeds, 3), ("--seed", seed, 0), ("--perturb", perturb, "z"),
-            ("--det-D", det_D, []), ("--halt", halt, None), ("--checkpoint", checkpoint, None),
-            ("--memory", memory, None), ("--limit", limit, None), ("--types", types, None),
-            ("--min-difficulty", min_difficulty, None), ("--sample", sample_n, None),
-            ("--gpus", gpus, None), ("--resume", resume, False),
-            ("--identifiers", identifiers, None)) if value != default]
+        given = _given_options(ctx, keep={"merge", "out", "plots", "as_json"})
         if given:  # silently ignored, they would suggest the merge applied them
             raise PtrmError(f"--merge runs nothing, so {', '.join(given)} would have no effect: "
                             "a merge keeps the settings its reports ran with",
@@ -209,10 +202,7 @@ def evaluate(
         settings.det_chunk_rows = solver.plan_chunk_rows(
             loaded.config, 1, max(settings.det_D), budget, record_steps=halt is not None)
         out = out or Path(f"eval_{Path(evset.name).name}")
-        if out.exists() and not out.is_dir():  # before any work, not when the first run saves
-            raise PtrmError(f"--out {out} is a file",
-                            hint="pass a folder: report.json, the plots and partial.json go "
-                                 "there")
+        _check_out(out)  # before any work, not when the first run saves
         if main:  # one evaluation per folder: two would overwrite each other's partial.json
             hold.enter_context(exclusive(out, "eval --out"))
         saved = _saved_runs(out, loaded, evset, settings, resume=resume, write=main)
@@ -291,6 +281,21 @@ def _saved_runs(out: Path, loaded, evset, settings, *, resume: bool, write: bool
     return saved
 
 
+def _given_options(ctx: typer.Context, keep: set[str]) -> list[str]:
+    """The options given on the command line (or by environment), other than `keep`, by their
+    first name: those a --merge cannot honour, default value or not."""
+    # by the enum's name: newer typer releases vendor their own click, with its own enum
+    return [p.opts[0] for p in ctx.command.params if p.name not in keep and
+            getattr(ctx.get_parameter_source(p.name), "name", None) in ("COMMANDLINE",
+                                                                         "ENVIRONMENT")]
+
+
+def _check_out(out: Path) -> None:
+    if out.exists() and not out.is_dir():
+        raise PtrmError(f"--out {out} is a file",
+                        hint="pass a folder: report.json, the plots and partial.json go there")
+
+
 def _merge(paths: list[Path], out: Path, *, plots: bool, as_json: bool) -> None:
     from ..eval_merge import load_report, merge
     from ..evaluate import report_file
@@ -300,10 +305,14 @@ def _merge(paths: list[Path], out: Path, *, plots: bool, as_json: bool) -> None:
         raise PtrmError(f"--out {out} holds one of the reports being merged: the merge would "
                         "replace it", hint="write the merge to another folder")
     report = merge([load_report(p.expanduser()) for p in paths])
-    for warning in report.get("warnings", []):
-        err_console.print(f"[yellow]warning:[/] {esc(warning)}", highlight=False, soft_wrap=True)
-    _write_and_show(report, out, plots=plots, as_json=as_json,
-                    what=f"merged seeds {report['settings']['seeds']} of {len(paths)} reports; ")
+    _check_out(out)
+    with exclusive(out, "eval --out"):  # not into a folder an evaluation is writing
+        for warning in report.get("warnings", []):
+            err_console.print(f"[yellow]warning:[/] {esc(warning)}", highlight=False,
+                              soft_wrap=True)
+        _write_and_show(report, out, plots=plots, as_json=as_json,
+                        what=f"merged seeds {report['settings']['seeds']} of {len(paths)} "
+                             "reports; ")
 
 
 def _write_and_show(report: dict, out: Path, *, plots: bool, as_json: bool, what: str = ""):
