@@ -102,9 +102,9 @@ def bench(args, compile_: bool, dist_info, run_dir: str) -> dict:
     m = tr.read_train_metrics()  # also proves the metrics path works
     per_step = total / args.steps
     flops = training_flops(tr.model_cfg) * tr.G
-    peak = torch.cuda.max_memory_allocated(device) / 2**30 if cuda else float("nan")
-    if dist_info.on:
-        t = torch.tensor([peak], device=device if cuda else "cpu", dtype=torch.float64)
+    peak = torch.cuda.max_memory_allocated(device) / 2**30 if cuda else None  # CPU: not tracked
+    if dist_info.on and peak is not None:
+        t = torch.tensor([peak], device=device, dtype=torch.float64)
         dist.all_reduce(t, op=dist.ReduceOp.MAX)
         peak = t.item()
     out = {"compile": compile_, "compile_mode": args.compile_mode, "device": str(device),
@@ -139,6 +139,10 @@ def profile_updates(tr: Trainer, n: int, device: torch.device, s_per_step: float
             "top": prof["top"][:15]}
 
 
+def _gib(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.2f} GiB"
+
+
 def print_profile(pr: dict) -> None:
     shares = ", ".join(f"{k} {100 * v:.0f}%" for k, v in
                        sorted(pr["shares"].items(), key=lambda kv: -kv[1]))
@@ -150,14 +154,28 @@ def print_profile(pr: dict) -> None:
               f"{k['kind']:<20} {k['name'][:70]}")
 
 
+def count(least: int):
+    """argparse type: a whole number >= least (a clear usage error, not a nonsense result)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < least:
+            raise argparse.ArgumentTypeError(f"{value} is below {least}")
+        return value
+    return parse
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--steps", type=int, default=30, help="timed updates")
-    p.add_argument("--warmup", type=int, default=8, help="untimed updates first (compilation)")
+    p.add_argument("--steps", type=count(1), default=30, help="timed updates")
+    p.add_argument("--warmup", type=count(0), default=8,
+                   help="untimed updates first (compilation)")
     p.add_argument("--compile", choices=("off", "on", "both"), default="both")
     p.add_argument("--compile-mode", default=None,
                    help="torch.compile mode, e.g. max-autotune-no-cudagraphs")
-    p.add_argument("--batch", type=int, default=768, help="global batch (all GPUs)")
+    p.add_argument("--batch", type=count(1), default=768, help="global batch (all GPUs)")
     p.add_argument("--seq", type=int, default=100)
     p.add_argument("--vocab", type=int, default=294)
     p.add_argument("--hidden", type=int, default=512)
@@ -171,7 +189,7 @@ def main() -> int:
     p.add_argument("--device", default="auto")
     p.add_argument("--per-step", action="store_true",
                    help="also sync after every update and report the median")
-    p.add_argument("--profile", type=int, default=0, metavar="N",
+    p.add_argument("--profile", type=count(0), default=0, metavar="N",
                    help="then profile N more updates: kernel time by kind, launches per update")
     p.add_argument("--tiny", action="store_true", help="a tiny model (checks the script on CPU)")
     p.add_argument("--json", default=None, help="write the results here (rank 0)")
@@ -198,7 +216,7 @@ def main() -> int:
                       f"{r['s_per_step']:.4f} s/step ({r['steps_per_s']:.2f} steps/s, "
                       f"{r['examples_per_s']:.0f} examples/s), "
                       f"{r['tflops_per_s']:.1f} TFLOP/s ({r['tflops_per_s_per_gpu']:.1f}/GPU), "
-                      f"peak {r['peak_mem_gib']:.2f} GiB/GPU, warm-up {r['warmup_s']:.1f} s",
+                      f"peak {_gib(r['peak_mem_gib'])}/GPU, warm-up {r['warmup_s']:.1f} s",
                       flush=True)
                 if "profile" in r:
                     print_profile(r["profile"])

@@ -49,6 +49,7 @@ def test_bench_train_profiles_updates_on_request(tmp_path):
     plain, _ = run(tmp_path)
     assert "profile" not in plain
     assert plain["s_per_step"] > 0 and plain["global_batch"] == 16
+    assert plain["peak_mem_gib"] is None  # not tracked on a CPU: null, not NaN (invalid JSON)
 
     result, stdout = run(tmp_path, "--profile", "2")
     pr = result["profile"]
@@ -58,3 +59,13 @@ def test_bench_train_profiles_updates_on_request(tmp_path):
     assert sum(pr["shares"].values()) == pytest.approx(1.0)
     assert pr["shares"].get("matmul", 0) > 0
     assert "profile of 2 updates" in stdout
+
+
+@pytest.mark.parametrize("args, match", [(("--steps", "0"), "--steps: 0 is below 1"),
+                                         (("--profile", "-1"), "--profile: -1 is below 0"),
+                                         (("--warmup", "x"), "'x' is not a whole number")])
+def test_bench_train_refuses_counts_that_make_no_sense(args, match):
+    """--steps 0 was a ZeroDivisionError, --profile -1 printed negative times."""
+    r = subprocess.run([sys.executable, str(SCRIPT), "--tiny", *args], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 2 and match in r.stderr and "Traceback" not in r.stderr
