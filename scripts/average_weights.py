@@ -1,11 +1,12 @@
 """Average the weights of checkpoints of one model, as a candidate to judge on validation.
 
-Checkpoints along one warm-start path (stage 3 and stage 4 of the bundled model: stage 4 began
-from stage 3's weights) often average into a model that keeps what each was good at; whether it
-does is for validation to say (`scripts/gpu/stage4.sh compare` with `CAND` the average). The
-result is an ordinary ptrm checkpoint; it records its sources and no σ (choose one again):
+Checkpoints along one warm-start path (stages 3 and 4 of the PPBench model: stage 4 began from
+stage 3's weights) often average into a model that keeps what each was good at; whether it does
+is for validation to say (`scripts/gpu/stage5.sh compare`). The bundled model is such a mean
+(docs/TRAINING.md, "avg34"). The result is an ordinary ptrm checkpoint; it records its sources
+and no σ (choose one again):
 
-    python3 scripts/average_weights.py data/ppb3/best ptrm_cli/models/default --out data/avg34
+    python3 scripts/average_weights.py data/ppb3/best data/ppb4/last --out data/avg34
     python3 scripts/average_weights.py A B --weights 0.3,0.7 --out DIR
 """
 
@@ -36,7 +37,12 @@ def average(paths: list[Path], weights: list[float], out: Path) -> Path:
     if out.exists():
         raise PtrmError(f"--out {out} exists", hint="name a new folder: an existing one (an "
                         "input, the bundled model) is never replaced")
-    models = [load_checkpoint(p) for p in paths]
+    models = [load_checkpoint(p) for p in paths]  # first: it says what a bad path is
+    digests = [weights_sha256(p) for p in paths]
+    for i, d in enumerate(digests):
+        if d in digests[:i]:
+            raise PtrmError(f"{paths[i]} and {paths[digests.index(d)]} hold the same weights: "
+                            "averaging a checkpoint with itself changes nothing")
     first, vocab, _ = models[0]
     for p, (m, v, _) in zip(paths[1:], models[1:]):
         if m.config.to_dict() != first.config.to_dict():
@@ -61,8 +67,8 @@ def average(paths: list[Path], weights: list[float], out: Path) -> Path:
             raise PtrmError(f"tensor {name} ({ref.dtype}) differs between the checkpoints and "
                             "cannot be averaged")
     first.load_state_dict(mixed)
-    meta = {"averaged_from": [{"path": str(p), "weights_sha256": weights_sha256(p), "weight": w}
-                              for p, w in zip(paths, weights)]}
+    meta = {"averaged_from": [{"path": str(p), "weights_sha256": d, "weight": w}
+                              for p, d, w in zip(paths, digests, weights)]}
     return save_checkpoint(out, first, vocab, meta,
                            identifiers=None if names[0] is None else json.loads(names[0]))
 
@@ -85,6 +91,11 @@ def main(argv: list[str] | None = None) -> int:
         out = average(args.checkpoints, weights, args.out)
     except PtrmError as e:  # our errors, checkpoint ones included: one line, no traceback
         print(f"error: {e}", file=sys.stderr)
+        if e.hint:
+            print(f"hint: {e.hint}", file=sys.stderr)
+        return 2
+    except OSError as e:  # writing --out: a file in the way, no permission
+        print(f"error: --out {args.out}: cannot write there ({e.strerror or e})", file=sys.stderr)
         return 2
     print(f"wrote {out}")
     return 0

@@ -68,13 +68,20 @@ def test_errors_are_one_line_with_exit_2(pair, tmp_path):
                        ([a, b, "--weights", "nan,0.5"], "sum to 1"),
                        ([a, b, "--weights", "x"], "expected numbers"),
                        ([a], "two or more"),
-                       ([a, tmp_path / "missing"], "no such file")):
+                       ([a, tmp_path / "missing"], "no such file"),
+                       ([a, a / "model.safetensors"], "hold the same weights")):
         proc = run(*args, "--out", tmp_path / "o")
         assert proc.returncode == 2 and says in proc.stderr, (args, proc.stderr)
         assert "Traceback" not in proc.stderr
     before = (b / "model.safetensors").read_bytes()
     proc = run(a, b, "--out", b)  # never over an input (nor any existing folder)
     assert proc.returncode == 2 and "exists" in proc.stderr, proc.stderr
+    assert "hint: name a new folder" in proc.stderr
+    in_the_way = tmp_path / "afile"
+    in_the_way.write_text("x")
+    proc = run(a, b, "--out", in_the_way / "sub")
+    assert proc.returncode == 2 and "cannot write there" in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr
     assert (b / "model.safetensors").read_bytes() == before
     proc = run(a, b, "--out", tmp_path / "ok")
     assert proc.returncode == 0 and (tmp_path / "ok" / "model.safetensors").exists()
