@@ -19,7 +19,9 @@
 # beyond its runs) and `report` with MODEL=data/avg34 TAG=avg (507 s). `halt` has not run.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
-AVG=data/avg34 S4=ptrm_cli/models/default DATA=data/val550
+# stage 4 was the bundled model when `compare` ran (S4=ptrm_cli/models/default); since then
+# the bundled model is avg34 itself, so a rerun needs stage 4's own folder (carry it too)
+AVG=data/avg34 S4=${S4:-data/ppb4/last} DATA=data/val550
 EV_TAIL=4   # `ev` (lib.sh) prints the last 4 lines of each evaluation
 CHECK=data/sudoku-check/sudoku.jsonl
 
