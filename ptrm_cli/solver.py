@@ -61,6 +61,9 @@ def read_input(spec: str) -> tuple[str, str]:
         data = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1) if hasattr(sys.stdin, "buffer") \
             else sys.stdin.read(MAX_INPUT_BYTES + 1)
         return _text(data, "<stdin>"), "<stdin>"
+    if not spec.strip():  # Path("") is the current folder: say what was expected instead
+        raise PtrmError("empty INPUT: expected a puzzle file, a puzz.link URL, '-' for stdin, "
+                        "or the puzzle itself (e.g. an 81-character sudoku)")
     path = Path(spec).expanduser()
     try:  # not only regular files: a pipe (`<(...)`, a FIFO) or a device is read the same
         is_dir, exists = path.is_dir(), path.exists()

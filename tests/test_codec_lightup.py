@@ -186,6 +186,15 @@ def test_pzprv3_reads_dots_and_a_completion_grid():
     assert parsed.solution.grid.tolist() == [[0, 1], [0, 0]]
 
 
+def test_pzprv3_under_the_url_name_akari_reads_as_lightup():
+    """Detected as lightup by its type line, then refused as "an 'akari' puzzle, not 'lightup'"."""
+    text = "pzprv3\nakari\n2\n2\n1 # \n+ . \n- . \n. . \n"
+    assert registry.detect(text).name == "lightup"
+    parsed = CODEC.parse(text)
+    assert parsed.puzzle.clues.tolist() == [[1, -1], [-1, -1]]
+    assert parsed.solution.grid.tolist() == [[0, 1], [0, 0]]
+
+
 def test_url_aliases_and_pzv_form():
     a = CODEC.parse(EXAMPLE_URL).puzzle
     b = CODEC.parse("http://pzv.jp/p.html?akari/10/10/i.uc5.ich.b.uah.i.i.jd.h9bl.ibh.h").puzzle

@@ -309,6 +309,9 @@ def test_eval_errors(ckpt, dataset, tmp_path):
     bad("eval", "--split", "test", "--data", dataset, "-c", ckpt, match="no split 'test'")
     bad("eval", "--split", dataset, "-c", ckpt, "--sigma", "abc", match="--sigma")
     bad("eval", "--split", dataset, "-c", ckpt, "--seeds", "100000000", match="--seeds")
+    for q in (0, 1):  # sigmoid(Q) > 0 always, > 1 never: neither is a halting rule
+        bad("eval", "--split", dataset, "-c", ckpt, "--halt", q,
+            match="strictly between 0 and 1")
     bad("eval", "--split", dataset, "-c", ckpt, "--types", ",", match="names no puzzle type")
     bad("eval", "--split", dataset, "-c", ckpt, "--sigma", "0.2,inf", match="--sigma inf")
     bad("eval", "--split", dataset, "-c", ckpt, "--det-D", "0", match="--det-D")

@@ -440,6 +440,8 @@ def test_bad_options(ckpt, sudoku):
     bad("solve", good, "-c", ckpt, "--K", 0, match="--K")
     bad("solve", good, "-c", ckpt, "--sigma", -1, match="--sigma")
     bad("solve", good, "-c", ckpt, "--sigma", "inf", match="finite")
+    bad("solve", good, "-c", ckpt, "--sigma", "nan", match="--sigma nan: expected a finite")
+    bad("solve", "", "-c", ckpt, match="empty INPUT: expected a puzzle file")
     bad("solve", good, "-c", ckpt, "--memory", "lots", match="--memory")
     bad("solve", good, "-c", ckpt, "--device", "tpu", match="--device")
 

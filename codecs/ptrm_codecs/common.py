@@ -42,7 +42,7 @@ class GridCodec(Codec):
         first_line = 1 + text[:text.index(first)].count("\n")  # blank lines before it count
         if first.startswith("pzprv3") or "?pzprv3/" in first:
             p = formats.parse_pzprv3(text, source=source, one_size_line=self.pzprv3_one_size_line)
-            if p.pid != self.name:
+            if p.pid != self.name and p.pid not in self.url_ids:  # "akari": lightup's other name
                 raise ParseError(f"pzprv3 text is a {p.pid!r} puzzle, not {self.name!r}",
                                  source=source, line=p.pid_line)
             parsed = self.parse_pzprv3(p, source=source)

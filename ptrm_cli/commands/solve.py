@@ -51,7 +51,7 @@ def solve(
                           help="Rollouts (width)."),
     D: int = typer.Option(None, "--D", min=1, show_default="the model's N_sup",
                           help="Supervision steps per rollout (depth)."),
-    sigma: float = typer.Option(None, "--sigma", min=0.0,
+    sigma: float = typer.Option(None, "--sigma",
                                 show_default="the checkpoint's validated σ, else 0.2",
                                 help="Noise scale added to the latent."),
     perturb: str = typer.Option("z", "--perturb", help=PERTURB_HELP),
@@ -98,7 +98,7 @@ def solve(
     from .. import arc_solve, solver  # torch and the engine load here, not at `ptrm --help`
     from ..codec import violations_of
 
-    if sigma is not None and not math.isfinite(sigma):
+    if sigma is not None and not 0 <= sigma < math.inf:  # here, not by typer: NaN too
         raise PtrmError(f"--sigma {sigma}: expected a finite number >= 0")
     if perturb not in ("z", "y", "both", "init"):
         raise PtrmError(f"--perturb {perturb!r}: expected z, y, both or init")
