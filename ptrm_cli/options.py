@@ -7,7 +7,7 @@ import re
 import typer
 
 DEVICE = typer.Option("auto", "--device", help="auto | cpu | cuda | cuda:N | mps")
-SEED = typer.Option(0, "--seed", help="Random seed: the same seed gives the same result.")
+SEED = typer.Option(0, "--seed", min=0, help="Random seed: the same seed gives the same result.")
 JSON = typer.Option(False, "--json", help="Print machine-readable JSON instead of tables.")
 
 

@@ -309,9 +309,6 @@ def test_eval_errors(ckpt, dataset, tmp_path):
     bad("eval", "--split", "test", "--data", dataset, "-c", ckpt, match="no split 'test'")
     bad("eval", "--split", dataset, "-c", ckpt, "--sigma", "abc", match="--sigma")
     bad("eval", "--split", dataset, "-c", ckpt, "--seeds", "100000000", match="--seeds")
-    for q in (0, 1):  # sigmoid(Q) > 0 always, > 1 never: neither is a halting rule
-        bad("eval", "--split", dataset, "-c", ckpt, "--halt", q,
-            match="strictly between 0 and 1")
     bad("eval", "--split", dataset, "-c", ckpt, "--types", ",", match="names no puzzle type")
     bad("eval", "--split", dataset, "-c", ckpt, "--sigma", "0.2,inf", match="--sigma inf")
     bad("eval", "--split", dataset, "-c", ckpt, "--det-D", "0", match="--det-D")
@@ -554,8 +551,9 @@ def test_halt_takes_the_answer_at_the_first_confident_step(ckpt, dataset, tmp_pa
 
 
 def test_halt_errors_and_resume_keep_halted_runs_apart(ckpt, dataset, tmp_path):
-    for q in ("0", "1", "1.5"):
-        bad("eval", "--split", dataset, "-c", ckpt, "--halt", q, match=f"--halt {q}")
+    for q in ("0", "1", "1.5"):  # sigmoid(Q) > 0 always, > 1 never: no halting rule
+        bad("eval", "--split", dataset, "-c", ckpt, "--halt", q,
+            match=f"--halt {q}: expected a probability strictly between 0 and 1")
     out = tmp_path / "ev"
     base = ["eval", "--split", "val", "--data", dataset, "-c", ckpt, "--K", 2, "--D", 2,
             "--sigma", "0.5", "--seeds", 1, "--out", out, "--no-plots"]
@@ -571,6 +569,26 @@ def test_halt_errors_and_resume_keep_halted_runs_apart(ckpt, dataset, tmp_path):
         match="(different halt: not set in the saved runs, 0.5 now)")
     r = ptrm(*base, "--resume")  # the same evaluation without --halt: accepted
     assert r.exit_code == 0 and "another evaluation" not in r.output, r.output
+
+
+def test_finished_runs_of_the_same_evaluation_are_not_thrown_away(ckpt, dataset, tmp_path):
+    """Rerunning an interrupted evaluation without --resume overwrote its partial.json."""
+    from ptrm_cli.eval_resume import fingerprint
+
+    out = tmp_path / "ev"
+    out.mkdir()
+    base = ["eval", "--split", "val", "--data", dataset, "-c", ckpt, "--K", 2, "--D", 2,
+            "--sigma", "0.5", "--seeds", 1, "--det-D", 2, "--out", out, "--no-plots"]
+    loaded = solver.load_model(str(ckpt), "cpu")
+    ev = eval_sets.resolve_split("val", str(dataset), loaded)
+    fp = fingerprint(str(ckpt), loaded.config.to_dict(), ev.keys, 2, 2, "z", 8)
+    kept = json.dumps({"format": "ptrm-eval-partial/1", "fingerprint": fp,
+                       "runs": {"det_D2": {"D": 2}}})
+    (out / "partial.json").write_text(kept)
+    bad(*base, match="holds 1 finished run(s) of this evaluation")
+    assert (out / "partial.json").read_text() == kept  # untouched
+    r = ptrm(*base, "--K", 3)  # another evaluation's runs: those may go
+    assert r.exit_code == 0 and "no finished run of this evaluation" in r.output, r.output
 
 
 @pytest.mark.parametrize("halt", [None, 0.5])

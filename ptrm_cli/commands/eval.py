@@ -257,6 +257,18 @@ def evaluate(
         saved.finish()
 
 
+def _finished_runs(path: Path, fp: dict) -> int:
+    """How many runs a partial.json holds, if they are of the evaluation fingerprinted fp."""
+    import json
+
+    try:
+        saved = json.loads(path.read_text())
+        same = saved["fingerprint"] == json.loads(json.dumps(fp))  # as JSON stores it
+        return len(saved["runs"]) if same else 0
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0
+
+
 def _saved_runs(out: Path, loaded, evset, settings, *, resume: bool, write: bool):
     """Where finished runs are kept (OUT/partial.json) and, with --resume, read back."""
     from ..eval_resume import NAME, SavedRuns, fingerprint
@@ -272,9 +284,17 @@ def _saved_runs(out: Path, loaded, evset, settings, *, resume: bool, write: bool
             using = sum(k in saved.runs for k in run_keys(settings))
             err_console.print(f"[dim]resuming: {using} of {len(run_keys(settings))} run(s) "
                               f"finished in {esc(path)}[/]", highlight=False)
+        elif resume:
+            err_console.print(f"[dim]no run finished in {esc(path)} yet: running everything[/]",
+                              highlight=False)
         else:
-            err_console.print(f"[yellow]{esc(path)}[/]: an interrupted evaluation's runs; "
-                              "starting over (--resume continues it)", highlight=False)
+            finished = _finished_runs(path, fp)
+            if finished:  # this very evaluation, interrupted: starting over would lose them
+                raise PtrmError(f"{path} holds {finished} finished run(s) of this evaluation",
+                                hint="--resume continues it; to start over, delete that file "
+                                     "or give another --out")
+            err_console.print(f"[yellow]{esc(path)}[/]: no finished run of this evaluation "
+                              "(another's, or none); starting over", highlight=False)
     elif write and resume:
         err_console.print(f"[dim]nothing saved in {esc(path)} yet: running everything[/]",
                           highlight=False)
