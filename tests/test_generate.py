@@ -336,6 +336,10 @@ def test_cli_generate(installed_codec, tmp_path):
     assert res.exit_code == 2 and "ROWSxCOLS" in res.output
     res = CliRunner().invoke(app, ["generate", "kakuro", "--n", "1", "--out", str(out)])
     assert res.exit_code == 2 and "no generator" in res.output
+    fresh = tmp_path / "negative.jsonl"  # numpy's traceback, and an empty file left behind
+    res = CliRunner().invoke(app, ["generate", "lightup", "--n", "1", "--out", str(fresh),
+                                   "--seed", "-1"])
+    assert res.exit_code == 2 and "--seed" in res.output and not fresh.exists()
 
 
 def test_build_data_reads_generated_records(batches, installed_codec, tmp_path):
