@@ -232,6 +232,18 @@ def test_config_values_out_of_range(tmp_path):
             check_config(load_config(path, [item]))
 
 
+def test_a_config_without_a_dataset_is_refused_before_any_run_dir(tmp_path, monkeypatch):
+    """Without data.path, `ptrm train` took the current folder: a misleading "not a ptrm
+    dataset", or, from inside a dataset folder, a run written into it."""
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("model:\n  hidden_size: 32\n")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(PtrmError, match="data.path is not set") as e:
+        train(cfg)
+    assert "--set data.path=DIR" in e.value.hint
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.yaml"]  # no run dir, no lock
+
+
 def test_config_file_errors_name_the_file_and_line(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("data:\n  path: d\n train: [\n")

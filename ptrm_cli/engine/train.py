@@ -55,6 +55,10 @@ def train(config: str | os.PathLike | None, sets: list[str] | tuple = (), *, res
     if device:
         sets.append(f"device={device}")
     cfg = load_config(config, sets, base=base)
+    if dataset is None and not str(cfg.data.path).strip():  # "" would be the current folder
+        raise PtrmError("data.path is not set: the dataset to train on is the one required key",
+                        hint="add `data: {path: DIR}` to the config, or --set data.path=DIR "
+                             "(a folder made by `ptrm build-data`)")
     run_dir = Path(cfg.run_dir)
     if run_dir.exists() and not run_dir.is_dir():
         raise PtrmError(f"run_dir {run_dir} is a file", hint="set run_dir to a folder")
