@@ -469,8 +469,9 @@ def test_ctrl_c_saves_and_resumes_exactly(sudoku4, reference_run, tmp_path):
         if trainer.step == 5:
             os.kill(os.getpid(), signal.SIGINT)
 
-    with pytest.raises(Stop):
+    with pytest.raises(Stop) as stop:
         train(None, base=config(run, sudoku4), on_step=ctrl_c_at_5)
+    assert stop.value.exact  # optimizer state and carry saved: a plain --resume continues it
     assert (run / "checkpoints" / "last").resolve().name == "step_5"  # saved at that step
     assert train(None, base=config(run, sudoku4), resume=True)["step"] == 12
     assert_same_state(final_state(run), final_state(reference_run))
@@ -483,6 +484,31 @@ def test_ctrl_c_saves_and_resumes_exactly(sudoku4, reference_run, tmp_path):
     for r in after:
         assert {k: v for k, v in r.items() if k in METRIC_KEYS} == \
             {k: v for k, v in ref[r["step"]].items() if k in METRIC_KEYS}, r["step"]
+
+
+def test_ctrl_c_without_optimizer_state_says_to_resume_weights_only(sudoku4, tmp_path,
+                                                                    monkeypatch):
+    """The hint after Ctrl-C named a plain --resume, which then refused the checkpoint."""
+    from typer.testing import CliRunner
+
+    from ptrm_cli.app import app
+    from ptrm_cli.engine import train as engine_train
+
+    run = tmp_path / "run"
+    lean = config(run, sudoku4, checkpoint={"optimizer": False, "carry": False})
+    with pytest.raises(Stop) as stop:
+        train(None, base=lean, on_step=lambda t: t.step == 3 and os.kill(os.getpid(),
+                                                                         signal.SIGINT))
+    assert not stop.value.exact
+
+    def stopped(*args, **kw):
+        raise stop.value
+
+    monkeypatch.setattr(engine_train, "train", stopped)
+    r = CliRunner().invoke(app, ["train", "c.yaml", "--set", "train.lr=1e-3"])
+    assert r.exit_code == 130
+    assert "continue with: ptrm train c.yaml --set train.lr=1e-3 --set " \
+        "resume.weights_only=true --resume" in " ".join(r.output.split())
 
 
 METRIC_KEYS = ("count", "loss", "lm_loss", "q_halt_loss", "exact_accuracy", "cell_accuracy",

@@ -45,6 +45,8 @@ def train(
     try:
         result = run(config, set_, resume=resume, init_from=init_from, device=device)
     except Stop as e:
+        if not e.exact:  # a checkpoint without optimizer state or carry: weights only
+            again = _resume_command(config, [*set_, "resume.weights_only=true"], gpus, device)
         err_console.print(f"[yellow]{esc(e)}[/]; continue with: {esc(again)}", highlight=False,
                           soft_wrap=True)
         raise typer.Exit(130)

@@ -97,7 +97,13 @@ class _TrainStep(nn.Module):
 # -- the trainer ---------------------------------------------------------------------------------
 
 class Stop(Exception):
-    """Raised by the trainer after it saved a checkpoint on SIGINT/SIGTERM."""
+    """Raised by the trainer after it saved a checkpoint on SIGINT/SIGTERM. `exact`: that
+    checkpoint holds the optimizer state and carry an exact --resume needs (without them,
+    only resume.weights_only=true continues it)."""
+
+    def __init__(self, message: str, *, exact: bool = True):
+        super().__init__(message)
+        self.exact = exact
 
 
 class Trainer:
@@ -473,7 +479,8 @@ class Trainer:
                     if self._last_saved != self.step:
                         self.save(reason="interrupt")
                     rep.event("interrupted", step=self.step, path=str(self._step_dir(self.step)))
-                    raise Stop(f"stopped at step {self.step}; checkpoint saved")
+                    raise Stop(f"stopped at step {self.step}; checkpoint saved",
+                               exact=self.cfg.checkpoint.optimizer and self.cfg.checkpoint.carry)
             if self._last_saved != self.step and self.step > 0:  # e.g. resumed at the end
                 self.save(reason="final")
             result = {"step": self.step, "total_steps": self.total_steps,
