@@ -23,8 +23,12 @@ solve with K noisy rollouts and pick the answer with its own Q head.
 
   ptrm solve puzzle.txt --K 100     solve one puzzle (URL, pzprv3, grid)
   ptrm eval --split golden          PTRM vs deterministic TRM
+  ptrm generate sudoku --n 100 -o sudoku.jsonl
+                                    make uniquely solvable puzzles
   ptrm build-data DIR --out data    build a dataset (the paper's recipe)
   ptrm train config.yaml            train a TRM
+  ptrm convert step_N --out ckpt    an official TRM checkpoint, as ptrm's
+  ptrm bench --K 100 --D 48         speed: ms per puzzle, TFLOP/s, memory
   ptrm codecs                       list the installed puzzle types
 """
 

@@ -48,8 +48,9 @@ def _ints(values: list[str], flag: str) -> list[int]:
 def evaluate(
     ctx: typer.Context,
     split: str = typer.Option("golden", "--split",
-                              help="golden, a PPBench JSONL file, a dataset folder, or a split "
-                                   "name (val, test) with --data."),
+                              help="golden, a dataset folder, a split name (val, test) with "
+                                   "--data, or a source file: PPBench or ptrm-record JSONL, a "
+                                   "Sudoku-Extreme CSV, a sudoku list."),
     data: str = typer.Option(None, "--data", help="Dataset folder for a named --split."),
     K: int = typer.Option(100, "--K", min=1,
                           help="Rollouts per puzzle (K_max of the width curve)."),

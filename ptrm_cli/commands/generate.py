@@ -15,7 +15,7 @@ from ..atomic import exclusive
 from ..console import err_console, esc, progress_lines
 from ..errors import PtrmError
 from ..generate import MODULES
-from ..options import JSON, SEED
+from ..options import SEED
 
 
 def _size(text: str | None, default: tuple[int, int]) -> tuple[int, int]:
@@ -62,7 +62,9 @@ def generate(
                                     help="Per-type setting KEY=NUMBER, repeatable (see "
                                          "docs/GENERATORS.md), e.g. -p walls=0.2."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
-    as_json: bool = JSON,
+    as_json: bool = typer.Option(False, "--json", help=(
+        "Also print a JSON summary on stdout (out, type, size, seed, n, knobs and the counts); "
+        "progress and messages stay on stderr.")),
 ):
     """Generate uniquely solvable puzzles (proved by a SAT solver) with their solutions.
 

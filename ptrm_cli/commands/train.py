@@ -27,7 +27,8 @@ def train(
     gpus: int = typer.Option(None, "--gpus", min=1,
                              help="GPUs on this machine. More than one launches torchrun with "
                                   "one process per GPU (DistributedDataParallel)."),
-    device: str = typer.Option(None, "--device", help="cpu | cuda | cuda:N (default: config)"),
+    device: str = typer.Option(None, "--device",
+                               help="auto | cpu | cuda | cuda:N | mps (default: the config's)"),
 ):
     """Train a TRM: deep supervision, ACT halting, EMA, AdamATan2.
 
