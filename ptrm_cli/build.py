@@ -169,6 +169,11 @@ def build(sources: Iterable[str | Path], out: str | Path | None,
 
     counts = {name: {t: int((s.type == i).sum()) for i, t in enumerate(kept_types)}
               for name, s in built.items()}
+    golden_files = [f.name for f in files if f.role == "golden"]
+    if golden_files and not sum(puzzles_count["golden"].values()):
+        notes.append(f"the golden file(s) {', '.join(golden_files)} gave no golden puzzle of "
+                     "these types (the table says why their records were dropped): nothing was "
+                     "kept out of train/val by them")
     if records.ppbench_pool and not any(f.role == "golden" for f in files):
         notes.append("PPBench records were read without a golden file, so golden puzzles among "
                      "them are not kept out of train/val: pass --golden golden_300.jsonl"

@@ -47,6 +47,9 @@ def collect_sources(paths: Iterable[str | Path],
 
     for g in golden:
         g = Path(g)
+        if g.is_dir():
+            raise PtrmError(f"--golden {g} is a folder: name the golden file",
+                            hint="a source folder's files named golden* are golden anyway")
         if not g.is_file():
             raise PtrmError(f"--golden {g}: no such file")
         add(g, "golden")

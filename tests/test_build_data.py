@@ -412,6 +412,30 @@ def test_malformed_input_is_reported_and_counted(tmp_path):
     assert s["records"] == 9 and sum(s["dropped"].values()) == 8
 
 
+def test_a_golden_file_that_gives_no_puzzle_is_said_not_silent(tmp_path):
+    """A malformed golden file built a dataset with nothing kept out of train/val, and said it
+    only as a "malformed" row; a folder given as --golden was "no such file"."""
+    from typer.testing import CliRunner
+
+    from ptrm_cli.app import app
+    from ptrm_cli.errors import PtrmError
+
+    if "sudoku" not in installed():
+        pytest.skip("sudoku codec not installed")
+    src = tmp_path / "s.jsonl"
+    made = CliRunner().invoke(app, ["generate", "sudoku", "--n", "3", "--out", str(src), "-q",
+                                    "--workers", "1"])
+    assert made.exit_code == 0, made.output
+    wrong = tmp_path / "wrong.jsonl"
+    wrong.write_text('{"bad": 1}\n')
+    r = B.build([src], None, opts(types=("sudoku",), golden=(str(wrong),)))
+    assert any("wrong.jsonl gave no golden puzzle" in n for n in r.notes), r.notes
+    r = B.build([src], None, opts(types=("sudoku",)))  # no golden file: nothing to say
+    assert not any("gave no golden puzzle" in n for n in r.notes), r.notes
+    with pytest.raises(PtrmError, match="is a folder: name the golden file"):
+        B.build([src], None, opts(types=("sudoku",), golden=(str(tmp_path),)))
+
+
 def test_sudoku_lines_bad_lines_uniqueness_and_no_leak(tmp_path):
     if not (SUDOKU / "puzzles6_forum_hardest_1106.txt").is_file():
         pytest.skip("shared sudoku lists are absent")
