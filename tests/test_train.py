@@ -203,6 +203,9 @@ def test_config_overrides_types_and_errors(tmp_path):
         load_config(path, ["train.max_steps=many"])
     with pytest.raises(PtrmError, match="expected KEY=VALUE"):
         load_config(path, ["train.lr"])
+    with pytest.raises(PtrmError, match=r"--set 'train.lr=1': train is not a section "
+                                        r"\(--set 'train=1' made it a value\)"):
+        load_config(path, ["train=1", "train.lr=1"])  # the first override is the mistake
 
 
 def test_config_values_out_of_range(tmp_path):

@@ -141,17 +141,21 @@ def load_config(path: str | os.PathLike | None = None, sets: list[str] | tuple =
             raise PtrmError(f"{p}: expected a mapping of config sections")
         doc = _merge(doc, loaded)
         doc.setdefault("run_dir", str(Path("runs") / p.stem))
+    set_by: dict[tuple, str] = {}  # key path -> the --set that gave it a value
     for item in sets:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise PtrmError(f"--set {item!r}: expected KEY=VALUE, e.g. train.lr=3e-4")
         node = doc
         *parents, last = key.strip().split(".")
-        for k in parents:
+        for i, k in enumerate(parents):
             node = node.setdefault(k, {})
             if not isinstance(node, dict):
-                raise PtrmError(f"--set {item!r}: {k} is not a section")
+                earlier = set_by.get(tuple(parents[:i + 1]))
+                raise PtrmError(f"--set {item!r}: {k} is not a section" +
+                                (f" (--set {earlier!r} made it a value)" if earlier else ""))
         node[last] = yaml.safe_load(value) if value.strip() else None
+        set_by[tuple(parents) + (last,)] = item
     return _build(Config, doc, "")
 
 
