@@ -56,6 +56,10 @@ def collect_sources(paths: Iterable[str | Path],
     suff = src.suffixes()
     for p in paths:
         p = Path(p)
+        if p.is_dir() and (p / "meta.json").is_file() and (p / "counts.json").is_file():
+            raise PtrmError(f"source {p} is a built dataset, not puzzle sources",
+                            hint=f"its puzzles are in {p}/<split>/puzzles.jsonl (train, val, "
+                                 "golden): pass those files")
         if p.is_dir():
             files = sorted(f for f in p.iterdir() if f.is_file()
                            and any(f.name.lower().endswith(s) for s in suff)

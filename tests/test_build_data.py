@@ -436,6 +436,18 @@ def test_a_golden_file_that_gives_no_puzzle_is_said_not_silent(tmp_path):
         B.build([src], None, opts(types=("sudoku",), golden=(str(tmp_path),)))
 
 
+def test_a_built_dataset_as_a_source_points_at_its_puzzle_files(pool_build, tmp_path):
+    """It was "unrecognised file counts.json / meta.json", then "nothing to write"."""
+    from ptrm_cli.errors import PtrmError
+
+    _, built = pool_build
+    with pytest.raises(PtrmError, match="is a built dataset, not puzzle sources") as e:
+        B.build([built], None, opts())
+    assert "<split>/puzzles.jsonl" in e.value.hint
+    r = B.build([built / "val" / "puzzles.jsonl"], None, opts(val_per_type=1))  # those read
+    assert sum(sum(c.values()) for c in r.puzzles.values()) > 0
+
+
 def test_sudoku_lines_bad_lines_uniqueness_and_no_leak(tmp_path):
     if not (SUDOKU / "puzzles6_forum_hardest_1106.txt").is_file():
         pytest.skip("shared sudoku lists are absent")
