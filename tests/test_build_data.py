@@ -448,6 +448,23 @@ def test_a_built_dataset_as_a_source_points_at_its_puzzle_files(pool_build, tmp_
     assert sum(sum(c.values()) for c in r.puzzles.values()) > 0
 
 
+def test_val_tapa_defaults_to_half_rounded_up(tmp_path):
+    """--val-per-type 1 held no tapa out (half of 1 rounded down)."""
+    from typer.testing import CliRunner
+
+    from ptrm_cli.app import app
+
+    if not GOLDEN.is_file() or "tapa" not in installed():
+        pytest.skip(f"{GOLDEN} or the tapa codec is absent")
+    (tmp_path / "pool.jsonl").symlink_to(GOLDEN)  # not named golden*: an ordinary pool
+    for per_type, tapa in ((1, 1), (3, 2), (4, 2)):
+        r = CliRunner().invoke(app, ["build-data", str(tmp_path / "pool.jsonl"), "--types",
+                                     "tapa", "--val-per-type", str(per_type), "--val-pool",
+                                     "kept", "--dry-run", "--json"])
+        assert r.exit_code == 0, r.output
+        assert json.loads(r.stdout)["puzzles"]["val"]["tapa"] == tapa, per_type
+
+
 def test_sudoku_lines_bad_lines_uniqueness_and_no_leak(tmp_path):
     if not (SUDOKU / "puzzles6_forum_hardest_1106.txt").is_file():
         pytest.skip("shared sudoku lists are absent")

@@ -30,7 +30,8 @@ def build_data(
     val_per_type: int = typer.Option(B.DEFAULT_VAL_PER_TYPE, "--val-per-type",
                                      help="Validation puzzles per type."),
     val_tapa: int = typer.Option(None, "--val-tapa", show_default=False, help=(
-        "Validation puzzles for tapa (default: half of --val-per-type, the paper's 50).")),
+        "Validation puzzles for tapa (default: half of --val-per-type, rounded up: the paper's "
+        "50).")),
     val_pool: str = typer.Option("all-sizes", "--val-pool", help=(
         "all-sizes: sample validation among all records of a type, then drop off-size ones "
         "(the paper's order); kept: among kept puzzles only (exactly N per type).")),
@@ -106,8 +107,8 @@ def build_data(
                     ("--train-puzzles", train_puzzles), ("--workers", workers)):
         if v is not None and v < 0:
             raise PtrmError(f"{name} must be 0 or more, not {v}")
-    if val_tapa is None:
-        val_tapa = val_per_type // 2
+    if val_tapa is None:  # rounded up: --val-per-type 1 still holds one tapa out
+        val_tapa = (val_per_type + 1) // 2
     if (names := type_list(types)) is not None:  # a typo is a usage error, not 0 puzzles later
         from .. import codec as registry
 
