@@ -44,8 +44,9 @@ def build_data(
     train_puzzles: int = typer.Option(None, "--train-puzzles", show_default=False, help=(
         "Keep a seeded random N training puzzles per type (TRM's sudoku recipe: 1000).")),
     min_difficulty: int = typer.Option(None, "--min-difficulty", show_default=False, help=(
-        "Keep only records rated N or more (Sudoku-Extreme CSV 'rating'); unrated records "
-        "are dropped.")),
+        "Keep only records rated N or more by their source (the Sudoku-Extreme CSV's "
+        "'rating'); unrated records are dropped, `ptrm generate` records included (filter "
+        "those when generating: `ptrm generate --min-difficulty`).")),
     types: str = typer.Option(None, "--types", show_default=",".join(B.PPBENCH_TYPES),
                               help="Comma-separated puzzle types to keep (with --family and no "
                                    "--types: every type of that family)."),
