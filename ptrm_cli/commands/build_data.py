@@ -26,7 +26,8 @@ def build_data(
         "(.csv). A folder is read file by file; files named golden* form the golden split.")),
     out: Path = typer.Option(None, "--out", "-o", show_default=False,
                              help="Dataset folder to write (replaced whole, atomically)."),
-    seed: int = typer.Option(0, "--seed", min=0, help="Seed for the validation sample and augmentation."),
+    seed: int = typer.Option(0, "--seed", min=0,
+                             help="Seed for the validation sample and augmentation."),
     val_per_type: int = typer.Option(B.DEFAULT_VAL_PER_TYPE, "--val-per-type",
                                      help="Validation puzzles per type."),
     val_tapa: int = typer.Option(None, "--val-tapa", show_default=False, help=(

@@ -127,7 +127,8 @@ def evaluate(
         raise PtrmError("--sigma and --sigma-from: give one of them")
     dets = _ints(det_D, "--det-D")
     if halt is not None and not 0 < halt < 1:
-        raise PtrmError(f"--halt {halt:g}: expected a probability strictly between 0 and 1 (e.g. 0.5)")
+        raise PtrmError(f"--halt {halt:g}: expected a probability strictly between 0 and 1 "
+                        "(e.g. 0.5)")
     # torch and the engine load here, not when `ptrm --help` starts
     from .. import evaluate as ev_mod
     from ..eval_sets import resolve_split
