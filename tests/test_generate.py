@@ -400,7 +400,14 @@ def test_params_out_of_range_are_refused_up_front(installed_codec):
                                                                     "finite number"),
                                ("nurikabe", {"max_island": 0.0}, "max_island must be >= 1"),
                                ("tapa", {"white": float("inf")}, "white=inf: expected a "
-                                                                 "finite number")):
+                                                                 "finite number"),
+                               # fractions and switches above 1 ran as if 1
+                               ("tapa", {"qmarks": 1.5}, r"qmarks=1.5: expected a number from "
+                                                         r"0 to 1 \(fraction of the final"),
+                               ("heyawake", {"numbered": 2.0}, "numbered=2: expected a number "
+                                                               "from 0 to 1"),
+                               ("shakashaka", {"symmetric": 2.0}, "symmetric=2: expected a "
+                                                                  "number from 0 to 1")):
         with pytest.raises(PtrmError, match=match):
             get(name).check_params(Knobs(params=param))
     get("lightup").check_params(Knobs(params={"walls": 0.0, "repairs": 0.0}))

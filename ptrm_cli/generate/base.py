@@ -93,6 +93,8 @@ class Generator(ABC):
     max_attempts: int = 200
     #: per-type params with their defaults, for --help and docs
     params: dict[str, tuple[float, str]] = {}
+    #: the params that are fractions, chances or 0/1 switches: checked to lie in [0, 1]
+    fractions: frozenset[str] = frozenset()
     #: raised when the same (seed, index, knobs) starts making other puzzles; records say it
     #: from 2 on ("version"), and a file is only ever completed by its own version
     version: int = 1
@@ -113,6 +115,9 @@ class Generator(ABC):
             if value < 0:  # every knob is a fraction, a chance, a weight or a count
                 raise PtrmError(f"{self.name}: --param {key}={value:g}: expected a number >= 0 "
                                 f"({self.params[key][1]})")
+            if key in self.fractions and value > 1:
+                raise PtrmError(f"{self.name}: --param {key}={value:g}: expected a number "
+                                f"from 0 to 1 ({self.params[key][1]})")
 
     # -- making ----------------------------------------------------------------------------
     def make(self, rng: np.random.Generator, rows: int, cols: int, knobs: Knobs) -> Instance:

@@ -157,6 +157,7 @@ class HeyawakeGenerator(Generator):
                              "(real puzzles number them less often; 0 = uniform order)"),
               "numbered": (0.5, "stop removing numbers at this fraction of rooms "
                                 "(0 = minimal; janko: 0.51)")}
+    fractions = frozenset({"shade", "dense", "numbered"})
 
     # -- encoding --------------------------------------------------------------------------
     class _Enc:

@@ -68,6 +68,7 @@ class LightupGenerator(Generator):
     params = {"walls": (0.21, "fraction of cells made walls (repairs add a few more)"),
               "symmetric": (1.0, "1 = walls symmetric under a half turn"),
               "repairs": (6.0, "extra walls allowed to make the full clue set unique")}
+    fractions = frozenset({"symmetric"})
 
     def check_params(self, knobs: Knobs) -> None:
         super().check_params(knobs)

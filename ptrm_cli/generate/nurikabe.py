@@ -83,6 +83,7 @@ class NurikabeGenerator(Generator):
               "theme_max": (4.0, "largest themed island, 3..5 (5: ~50 s a puzzle)"),
               "budget": (0.0, "solver conflicts one uniqueness check may spend, else the draw "
                               "is dropped (0 = no limit)")}
+    fractions = frozenset({"white", "stuck", "big", "theme"})
 
     def check_params(self, knobs: Knobs) -> None:
         super().check_params(knobs)

@@ -163,6 +163,7 @@ class ShakashakaGenerator(Generator):
               "repairs": (12.0, "black cells that may be added to make the puzzle unique"),
               "numbered": (0.6, "stop removing numbers at this fraction of black cells "
                                 "(janko: 0.63); 0 = minimal")}
+    fractions = frozenset({"black", "symmetric", "triangles", "numbered"})
 
     # -- making ----------------------------------------------------------------------------
     def attempt(self, rng, rows, cols, knobs: Knobs) -> Instance:

@@ -154,6 +154,7 @@ class TapaGenerator(Generator):
                              "1,1,1,1 / 0; golden 10x10: 0.13, random walls: 0.03; 0 = off)"),
               "qmarks": (0.0, "fraction of the final clues turned into '?' clues (run "
                               "lengths hidden, run count kept), each while still unique")}
+    fractions = frozenset({"white", "clues", "shape", "qmarks"})
 
     # -- a random solution ------------------------------------------------------------------
     def random_solution(self, rng, rows, cols, knobs: Knobs) -> np.ndarray:
