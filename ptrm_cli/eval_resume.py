@@ -69,6 +69,17 @@ class SavedRuns:
             self.path.unlink(missing_ok=True)
 
 
+def finished_runs(path: Path, fingerprint: dict) -> int:
+    """How many finished runs the partial results at `path` hold, if they are of the
+    evaluation `fingerprint` names (0 otherwise, or when the file is unreadable)."""
+    try:
+        saved = json.loads(path.read_text())
+        same = saved["fingerprint"] == json.loads(json.dumps(fingerprint))  # as stored
+        return len(saved["runs"]) if same else 0
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0
+
+
 def setting_text(value) -> str:
     """A setting in an error message (also `--merge`'s): None (--halt not given, say) reads as
     "not set"."""

@@ -259,21 +259,9 @@ def evaluate(
         saved.finish()
 
 
-def _finished_runs(path: Path, fp: dict) -> int:
-    """How many runs a partial.json holds, if they are of the evaluation fingerprinted fp."""
-    import json
-
-    try:
-        saved = json.loads(path.read_text())
-        same = saved["fingerprint"] == json.loads(json.dumps(fp))  # as JSON stores it
-        return len(saved["runs"]) if same else 0
-    except (OSError, ValueError, KeyError, TypeError):
-        return 0
-
-
 def _saved_runs(out: Path, loaded, evset, settings, *, resume: bool, write: bool):
     """Where finished runs are kept (OUT/partial.json) and, with --resume, read back."""
-    from ..eval_resume import NAME, SavedRuns, fingerprint
+    from ..eval_resume import NAME, SavedRuns, finished_runs, fingerprint
 
     path = out / NAME
     fp = fingerprint(loaded.path, loaded.config.to_dict(), evset.keys, settings.K, settings.D,
@@ -290,7 +278,7 @@ def _saved_runs(out: Path, loaded, evset, settings, *, resume: bool, write: bool
             err_console.print(f"[dim]no run finished in {esc(path)} yet: running everything[/]",
                               highlight=False)
         else:
-            finished = _finished_runs(path, fp)
+            finished = finished_runs(path, fp)
             if finished:  # this very evaluation, interrupted: starting over would lose them
                 raise PtrmError(f"{path} holds {finished} finished run(s) of this evaluation",
                                 hint="--resume continues it; to start over, delete that file "
