@@ -756,3 +756,38 @@ def test_an_empty_validation_split_is_no_evaluation(tmp_path, capsys):
     assert result["best"] is None and not result["val"]
     assert not log_events(run, "eval") and not (run / "checkpoints" / "best").exists()
     assert "validation split 'val' is empty: no evaluation" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("given, passed", [([], "cuda"), (["--device", "cuda:0"], "cuda:0"),
+                                           (["--device", "cpu"], "cpu")])
+def test_gpus_passes_the_device_to_every_process(tmp_path, monkeypatch, given, passed):
+    """`--gpus 4` used to drop --device, so a config saying `device: cpu` trained four CPU
+    processes on a GPU machine (seen on 4 x H200, session 11)."""
+    import subprocess as sp
+
+    import torch
+    from typer.testing import CliRunner
+
+    from ptrm_cli.app import app
+    from ptrm_cli.commands import train as train_cmd
+
+    launched = []
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 0 if passed == "cpu" else 4)
+    monkeypatch.setattr(train_cmd.subprocess, "run",
+                        lambda cmd, env: launched.append(cmd) or sp.CompletedProcess(cmd, 0))
+    res = CliRunner().invoke(app, ["train", "cfg.yaml", "--gpus", "4", *given])
+    assert res.exit_code == 0, res.output
+    (cmd,) = launched
+    tail = cmd[cmd.index("ptrm_cli.engine.train") + 1:]
+    assert tail[:3] == ["cfg.yaml", "--device", passed]
+
+
+def test_gpus_beyond_the_machine_is_refused(monkeypatch):
+    import torch
+    from typer.testing import CliRunner
+
+    from ptrm_cli.app import app
+
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    res = CliRunner().invoke(app, ["train", "cfg.yaml", "--gpus", "4"])
+    assert res.exit_code != 0 and "this machine has 2 CUDA device(s)" in res.output

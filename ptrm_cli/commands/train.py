@@ -37,7 +37,8 @@ def train(
     `--resume` continues from it.
     """
     if gpus is not None and gpus > 1 and int(os.environ.get("WORLD_SIZE", "1")) == 1:
-        raise typer.Exit(_launch_torchrun(gpus, config, set_, resume, init_from))
+        raise typer.Exit(_launch_torchrun(gpus, config, set_, resume, init_from,
+                                          device or "cuda"))
     again = _resume_command(config, set_, gpus, device)
     if gpus is not None and device is None:
         device = "cuda"
@@ -77,17 +78,19 @@ def _resume_command(config: str, sets: list[str], gpus: int | None, device: str 
 
 
 def _launch_torchrun(gpus: int, config: str, sets: list[str], resume: bool,
-                     init_from: str | None) -> int:
+                     init_from: str | None, device: str) -> int:
     """One process per GPU via PyTorch's own launcher, with NVLink multicast off (our GPU hosts
-    need NCCL_NVLS_ENABLE=0 and TORCH_SYMM_MEM_DISABLE_MULTICAST=1)."""
+    need NCCL_NVLS_ENABLE=0 and TORCH_SYMM_MEM_DISABLE_MULTICAST=1). Every process gets the
+    device, so a config written for a laptop (`device: cpu`) still trains on the GPUs; `--device
+    cpu` runs N CPU processes (gloo) on purpose."""
     import torch
 
     from ..engine import launch
 
     have = torch.cuda.device_count()
-    if have < gpus:
+    if device != "cpu" and have < gpus:
         raise PtrmError(f"--gpus {gpus}: this machine has {have} CUDA device(s)")
-    args = [config]
+    args = [config, "--device", device]
     for s in sets:
         args += ["--set", s]
     if resume:
