@@ -627,3 +627,24 @@ def test_unknown_types_are_refused_before_reading(tmp_path, monkeypatch):
     assert res.exit_code != 0
     assert "no installed codec for 'sudokku'" in str(res.exception)
     assert "sudoku" in str(res.exception.hint) and not (tmp_path / "ds").exists()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--sizes", "sudoku=9x9,nurikabee=10x10"], "--sizes: no installed codec for 'nurikabee'"),
+    (["--test-set", "evaluation"], "--test-set names an ARC subset"),
+])
+def test_options_that_would_do_nothing_are_refused(tmp_path, monkeypatch, args, message):
+    """A misspelt --sizes type used to keep its puzzles at the default size, and --test-set
+    without --family arc was ignored: both silently."""
+    import typer
+    from typer.testing import CliRunner
+
+    from ptrm_cli import build as B
+    from ptrm_cli.commands.build_data import build_data
+
+    app = typer.Typer()
+    app.command()(build_data)
+    monkeypatch.setattr(B, "build", lambda *a, **k: pytest.fail("read the sources"))
+    res = CliRunner().invoke(app, [str(tmp_path), "--out", str(tmp_path / "ds"), *args])
+    assert res.exit_code != 0 and message in str(res.exception)
+    assert not (tmp_path / "ds").exists()

@@ -82,6 +82,8 @@ def build_data(
     """Build a dataset: read, filter, split (train/val/golden), augment, write tokens."""
     if out is None and not dry_run:
         raise PtrmError("missing --out OUTDIR", hint="or --dry-run to count without writing")
+    if test_set is not None and family != "arc":
+        raise PtrmError("--test-set names an ARC subset: it applies with --family arc only")
     if family == "arc":  # Kaggle ARC challenge files: TRM's recipe (ptrm_cli/arc_data.py)
         from ..arc_data import build_arc
 
@@ -112,18 +114,16 @@ def build_data(
     if val_tapa is None:  # rounded up: --val-per-type 1 still holds one tapa out
         val_tapa = (val_per_type + 1) // 2
     if (names := type_list(types)) is not None:  # a typo is a usage error, not 0 puzzles later
-        from .. import codec as registry
-
-        installed = registry.registered()
-        if unknown := [t for t in names if t not in installed]:
-            raise PtrmError(f"--types: no installed codec for {', '.join(map(repr, unknown))}",
-                            hint=f"installed: {', '.join(installed)} (`ptrm codecs`)")
+        _check_installed("--types", names)
+    size_map = parse_sizes(sizes) if sizes else None
+    if size_map:
+        _check_installed("--sizes", [t for t in size_map if t != "*"])
     opts = B.BuildOptions(
         seed=seed, val_per_type=val_per_type, val_overrides={"tapa": val_tapa},
         val_pool=val_pool, augment=augment, augmentation=augmentation,
         train_puzzles=train_puzzles, min_difficulty=min_difficulty,
         types=None if names is None else tuple(names),
-        sizes=parse_sizes(sizes) if sizes else None, golden=tuple(golden), limit=limit,
+        sizes=size_map, golden=tuple(golden), limit=limit,
         subsample=subsample,
         family=family, workers=workers or B.default_workers(),
         val_keys=None if val_from is None else B.read_val_keys(val_from),
@@ -137,6 +137,15 @@ def build_data(
         _report(e.result, as_json)
         raise
     _report(result, as_json)
+
+
+def _check_installed(option: str, names: list[str]) -> None:
+    from .. import codec as registry
+
+    installed = registry.registered()
+    if unknown := [t for t in names if t not in installed]:
+        raise PtrmError(f"{option}: no installed codec for {', '.join(map(repr, unknown))}",
+                        hint=f"installed: {', '.join(installed)} (`ptrm codecs`)")
 
 
 def parse_sizes(text: str) -> dict[str, tuple[int, int] | None]:
