@@ -30,8 +30,10 @@ NAME = "partial.json"
 class SavedRuns:
     """Finished runs by key; `put` saves (on the writing rank), `get` restores."""
 
-    def __init__(self, path: Path | None, fingerprint: dict, *, resume: bool, write: bool):
+    def __init__(self, path: Path | None, fingerprint: dict, *, resume: bool, write: bool,
+                 n_puzzles: int | None = None):
         self.path, self.fingerprint, self.write = path, fingerprint, write
+        self.n_puzzles = n_puzzles  # kept beside the fingerprint (whose digest has no count)
         self.runs: dict[str, dict] = {}
         if path is None or not resume or not path.exists():
             return
@@ -41,7 +43,8 @@ class SavedRuns:
         except (OSError, ValueError, KeyError, TypeError, AssertionError):
             raise PtrmError(f"{path}: not the partial results of a `ptrm eval`",
                             hint="delete it, or run without --resume to start over") from None
-        different = [_difference(k, saved["fingerprint"].get(k), fingerprint[k])
+        different = [_puzzles_difference(saved.get("n_puzzles"), n_puzzles) if k == "puzzles"
+                     else _difference(k, saved["fingerprint"].get(k), fingerprint[k])
                      for k in fingerprint if saved["fingerprint"].get(k) != fingerprint[k]]
         if different:
             raise PtrmError(f"{path} holds runs of another evaluation (different "
@@ -61,6 +64,7 @@ class SavedRuns:
         if self.write and self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             write_text(self.path, json.dumps({"format": FORMAT, "fingerprint": self.fingerprint,
+                                              "n_puzzles": self.n_puzzles,
                                               "runs": self.runs}) + "\n")
 
     def finish(self) -> None:
@@ -91,6 +95,15 @@ def _difference(key: str, saved, now) -> str:
     if key in ("weights", "model", "puzzles"):  # digests and configs: the name says enough
         return key
     return f"{key}: {setting_text(saved)} in the saved runs, {setting_text(now)} now"
+
+
+def _puzzles_difference(saved: int | None, now: int | None) -> str:
+    """The puzzles differ (their digest does): say how many each side has, where known."""
+    if saved is None or now is None:  # a file from before the count was kept
+        return "puzzles"
+    if saved == now:
+        return f"puzzles: {now} in both, not the same ones"
+    return f"puzzles: {saved} in the saved runs, {now} now"
 
 
 def fingerprint(checkpoint: str, model_config: dict, keys: list, K: int, D: int,

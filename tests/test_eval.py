@@ -591,6 +591,26 @@ def test_finished_runs_of_the_same_evaluation_are_not_thrown_away(ckpt, dataset,
     assert r.exit_code == 0 and "no finished run of this evaluation" in r.output, r.output
 
 
+def test_resume_on_other_puzzles_says_how_many(ckpt, dataset, tmp_path):
+    """The refusal said "(different puzzles)" alone; it now gives both counts, from the count
+    a partial.json keeps beside its fingerprint (written here by the class eval uses)."""
+    from ptrm_cli.eval_resume import NAME, SavedRuns, fingerprint
+
+    out = tmp_path / "ev"
+    base = ["eval", "--split", "val", "--data", dataset, "-c", ckpt, "--K", 2, "--D", 2,
+            "--sigma", "0.5", "--seeds", 1, "--det-D", 2, "--out", out, "--no-plots"]
+    loaded = solver.load_model(str(ckpt), "cpu")
+    n = len(eval_sets.resolve_split("val", str(dataset), loaded).keys)
+    assert n > 1
+    fp = fingerprint(str(ckpt), loaded.config.to_dict(), ["a"], 2, 2, "z", 8)
+    SavedRuns(out / NAME, fp, resume=False, write=True, n_puzzles=1).put("det_D2", {"D": 2})
+    bad(*base, "--resume", match=f"(different puzzles: 1 in the saved runs, {n} now)")
+    saved = json.loads((out / NAME).read_text())
+    saved.pop("n_puzzles")  # a file written before the count was kept: the name alone
+    (out / NAME).write_text(json.dumps(saved))
+    bad(*base, "--resume", match="(different puzzles)")
+
+
 @pytest.mark.parametrize("halt", [None, 0.5])
 def test_timed_runs_compile_nothing(ckpt, dataset, monkeypatch, halt):
     """The warm-up covers every shape and sigma of the timed runs, so none of them is charged

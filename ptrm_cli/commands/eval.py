@@ -266,7 +266,7 @@ def _saved_runs(out: Path, loaded, evset, settings, *, resume: bool, write: bool
     path = out / NAME
     fp = fingerprint(loaded.path, loaded.config.to_dict(), evset.keys, settings.K, settings.D,
                      settings.perturb, settings.draws, settings.halt)
-    saved = SavedRuns(path, fp, resume=resume, write=write)
+    saved = SavedRuns(path, fp, resume=resume, write=write, n_puzzles=len(evset.keys))
     if write and path.exists():
         from ..evaluate import run_keys
 
