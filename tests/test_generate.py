@@ -423,3 +423,38 @@ def test_cli_generate_refuses_negative_workers(installed_codec, tmp_path):
                                    str(tmp_path / "l.jsonl"), "--workers", "-1", "-q"])
     assert res.exit_code == 2 and "--workers" in res.output
     assert not (tmp_path / "l.jsonl").exists()
+
+
+def test_an_interrupted_run_keeps_its_puzzles_and_says_how_many(installed_codec, tmp_path,
+                                                                monkeypatch):
+    """Ctrl-C in the middle: the lines written stay, `Interrupted` counts them, and
+    `generate --json` still prints its summary (it printed nothing), marked interrupted."""
+    from typer.testing import CliRunner
+
+    from ptrm_cli.app import app
+    from ptrm_cli.generate import runner
+
+    installed_codec("sudoku")
+    job = Job("sudoku", 9, 9, 5, Knobs())
+
+    def make_two(task):
+        if task[1] == 2:
+            raise KeyboardInterrupt
+        return runner._work(task)
+
+    out = tmp_path / "s.jsonl"
+    with pytest.raises(runner.Interrupted) as stopped:
+        run(job, 4, out, workers=1, make=make_two)
+    assert stopped.value.summary["made"] == 2 and len(_lines(out)) == 2
+    assert run(job, 4, out, workers=1)["made"] == 2  # the same command continues
+
+    def interrupted(job, n, out, **kw):
+        raise runner.Interrupted({"made": 1, "present": 0, "beyond": 0, "seconds": 0.5})
+
+    monkeypatch.setattr(runner, "run", interrupted)
+    res = CliRunner().invoke(app, ["generate", "sudoku", "--n", "3", "--out",
+                                   str(tmp_path / "t.jsonl"), "-q", "--json", "--workers", "1"])
+    assert res.exit_code == 130
+    summary = json.loads(res.stdout.splitlines()[0])
+    assert summary["interrupted"] is True and summary["made"] == 1 and summary["n"] == 3
+    assert "1 more puzzle(s) kept" in res.stderr and "interrupted" in res.stderr

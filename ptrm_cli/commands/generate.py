@@ -74,7 +74,7 @@ def generate(
     from .. import codec as registry
     from ..generate import get
     from ..generate.base import Knobs
-    from ..generate.runner import Job, run
+    from ..generate.runner import Interrupted, Job, run
 
     gen = get(type)
     codec = registry.get(gen.name)  # fail now, not in a worker, when the codec is missing
@@ -114,13 +114,23 @@ def generate(
         if state["line"] is not None:
             state["line"](task.completed / n)
 
+    def report(summary: dict, interrupted: bool) -> None:
+        if as_json:  # what a script needs to know of the file (the messages stay on stderr)
+            typer.echo(json.dumps({"out": out, "type": job.type, "size": f"{rows}x{cols}",
+                                   "seed": seed, "n": n, "knobs": knobs.tag(), **summary,
+                                   "interrupted": interrupted}))
+
     # one job per file: a second one on it would interleave its lines with this one's
-    with exclusive(out, "generate --out"), progress:
-        summary = run(job, n, out, workers=workers, on_start=on_start, on_done=on_done)
+    try:
+        with exclusive(out, "generate --out"), progress:
+            summary = run(job, n, out, workers=workers, on_start=on_start, on_done=on_done)
+    except Interrupted as e:
+        report(e.summary, True)
+        err_console.print(f"{e.summary['made']} more puzzle(s) kept in {esc(out)}; the same "
+                          "command continues", highlight=False, soft_wrap=True)
+        raise KeyboardInterrupt from None  # the app says "interrupted" and exits 130
+    report(summary, False)
     made, secs = summary["made"], summary["seconds"]
-    if as_json:  # what a script needs to know of the file (the messages stay on stderr)
-        typer.echo(json.dumps({"out": out, "type": job.type, "size": f"{rows}x{cols}",
-                               "seed": seed, "n": n, "knobs": knobs.tag(), **summary}))
     if made:
         per_core = 60 * made / secs / min(workers, made)
         err_console.print(f"wrote {made} {job.type} puzzle(s) to {esc(out)} in {secs:.1f} s "

@@ -145,6 +145,15 @@ class ResumableJsonl:
         self._f.close()
 
 
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C (or SIGTERM) during `run`: every puzzle written so far is in the file, and
+    `summary` says how many, as `run`'s own return value would."""
+
+    def __init__(self, summary: dict):
+        super().__init__()
+        self.summary = summary
+
+
 def run(job: Job, n: int, out: str | os.PathLike, *, workers: int = 1,
         on_start: Callable[[int, int, int], None] | None = None,
         on_done: Callable[[int], None] | None = None,
@@ -152,22 +161,30 @@ def run(job: Job, n: int, out: str | os.PathLike, *, workers: int = 1,
     """Make puzzles 0..n-1 of `job` into `out`, skipping indices already there. Returns a
     summary: how many were made now, how many of 0..n-1 were present, how many more the file
     holds beyond n (an earlier run with a larger n: kept, not counted), and the seconds
-    spent. `on_start(todo, present, beyond)` is called before the work begins."""
+    spent. `on_start(todo, present, beyond)` is called before the work begins. Interrupted,
+    it raises `Interrupted` with the same summary of what was made up to then."""
     writer = ResumableJsonl(out, job)
     todo = [i for i in range(n) if i not in writer.done]
     beyond = sum(1 for i in writer.done if i >= n)
     if on_start:
         on_start(len(todo), n - len(todo), beyond)
-    t0 = time.perf_counter()
+    t0, made = time.perf_counter(), 0
+
+    def summary() -> dict:
+        return {"made": made, "present": n - len(todo), "beyond": beyond,
+                "seconds": time.perf_counter() - t0}
+
     try:
         for index, line in _results(job, todo, workers, make):
             writer.write(line)
+            made += 1
             if on_done:
                 on_done(index)
+    except KeyboardInterrupt:
+        raise Interrupted(summary()) from None
     finally:
         writer.close()
-    return {"made": len(todo), "present": n - len(todo), "beyond": beyond,
-            "seconds": time.perf_counter() - t0}
+    return summary()
 
 
 def _quiet_worker() -> None:
