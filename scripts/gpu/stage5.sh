@@ -16,7 +16,8 @@
 #
 # Ran 2026-11-26 (session 10) on 4 x NVIDIA H100: `compare` (590 s: its two halted validation
 # runs were cut by the time limit, each `ptrm eval` costs ~40-60 s of start-up and warm-up
-# beyond its runs) and `report` with MODEL=data/avg34 TAG=avg (507 s). `halt` has not run.
+# beyond its runs) and `report` with MODEL=data/avg34 TAG=avg (507 s). `halt` ran in session 11
+# on 4 x NVIDIA H200 (343 s).
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 # stage 4 was the bundled model when `compare` ran (S4=ptrm_cli/models/default); since then

@@ -11,6 +11,11 @@
 #   run:   SIG16=... SIG48=... bash scripts/gpu/stage6.sh report   (golden and validation,
 #          3 seeds, the σ each depth's validation sweep chose)
 #   run:   bash scripts/gpu/stage6.sh profile  (bench_train.py on 4 GPUs and on 1)
+#
+# Ran 2026-11-26 (session 11) on 4 x NVIDIA H200: `sweep` (466 s; σ 2.0 won at both depths,
+# so `report` did not run: session 10's report stands) and `profile` (192 s). Then by hand, the
+# same bench_train.py command with --compile-mode reduce-overhead on 1 GPU, default and
+# reduce-overhead on 2, and two more of each on 4 (--steps 40): docs/PERFORMANCE.md, session 11.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 DATA=data/val550 CHECK=data/sudoku-check/sudoku.jsonl WIDE=2.0,3.0,4.0
