@@ -56,18 +56,6 @@ def log(msg: str, t0=[None]):  # noqa: B006 - one start time per process
         print(f"[{time.perf_counter() - t0[0]:7.1f} s] {msg}", file=sys.stderr, flush=True)
 
 
-def resolve_device(name: str) -> str:
-    """options.resolve_device without typer (this module runs where typer is not installed)."""
-    if name == "auto":
-        if torch.cuda.is_available():
-            return "cuda"
-        mps = getattr(torch.backends, "mps", None)
-        return "mps" if mps is not None and mps.is_available() else "cpu"
-    if name.startswith("cuda") and not torch.cuda.is_available():
-        raise ValueError(f"--device {name}: no CUDA device is available here")
-    return name
-
-
 # -- the model ------------------------------------------------------------------------------
 
 def random_7m(vocab_size: int = 294, seq_len: int = 100, seed: int = 0):
@@ -137,6 +125,14 @@ def load_puzzles(o: BenchOptions, loaded) -> Puzzles:
 
     cfg = loaded.config
     ev = None
+    if o.data is not None:  # a typo must not turn into a benchmark on random tokens
+        from pathlib import Path
+
+        if not Path(o.data).is_dir():
+            raise PtrmError(f"--data {o.data}: no such dataset folder")
+        if o.split in ("auto", "random"):
+            raise PtrmError(f"--data names a dataset, but --split {o.split} does not read one",
+                            hint="--split val (or another split name of that dataset)")
     if o.split != "random" and loaded.vocab is not None:
         from .eval_sets import resolve_split
 
@@ -158,6 +154,8 @@ def load_puzzles(o: BenchOptions, loaded) -> Puzzles:
         ids = None
         return Puzzles(x, None, None, ids, f"random tokens ({o.puzzles} puzzles)")
     n = len(ev)
+    if n == 0:
+        raise PtrmError(f"{ev.name}: no puzzles to run")
     idx = torch.arange(o.puzzles) % n
     verifiers = [ev.verifiers[i] for i in idx.tolist()]
     ids = None if ev.puzzle_ids is None else ev.puzzle_ids[idx]
@@ -180,8 +178,17 @@ def _dataset_arrays(o: BenchOptions, loaded) -> Puzzles | None:
     name = o.split if o.data else None
     ds = load_dataset(root)
     name = name or next((s for s in ("val", "test") if s in ds.splits), next(iter(ds.splits)))
+    if name not in ds.splits:
+        from .errors import PtrmError
+
+        raise PtrmError(f"dataset {root} has no split {name!r} (it has "
+                        f"{', '.join(ds.splits)})")
     s = ds.splits[name]
     n = min(len(s), o.puzzles)
+    if n == 0:
+        from .errors import PtrmError
+
+        raise PtrmError(f"{root}/{name}: no puzzles to run")
     ids = None
     if loaded.config.puzzle_emb_ndim > 0:
         ids = torch.as_tensor(np.asarray(s.puzzle_id[:n]).astype(np.int64))

@@ -70,15 +70,26 @@ from .bench_modes import (FAST_MODES, KERNEL_KINDS, Bench, adaptive_mode, agreem
                           agreements, eager_mode, fast_mode, matmul_peak, profile_mode, scaling)
 from .bench_report import device_desc, jsonable, line, table
 from .bench_setup import (FORMAT, MODES, BenchOptions, Puzzles, load_model, load_puzzles, log,
-                          random_7m, random_tiny, resolve_device)
+                          random_7m, random_tiny)
+from .devices import resolve_device
 
 __all__ = ["FORMAT", "KERNEL_KINDS", "MODES", "BenchOptions", "Puzzles", "agreement",
            "load_model", "load_puzzles", "main", "matmul_peak", "parser", "random_7m",
            "random_tiny", "run_bench", "table"]
 
 
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C (or SIGTERM) between or inside modes: `report` holds the modes finished before
+    it (marked `"interrupted": true`), already written to --out."""
+
+    def __init__(self, report: dict):
+        super().__init__()
+        self.report = report
+
+
 def run_bench(o: BenchOptions) -> dict:
     from .engine import distributed
+    from .engine.fast import COMPILE_MODES
     from .engine.model import count_parameters, flops_per_step
     from . import solver
 
@@ -86,6 +97,9 @@ def run_bench(o: BenchOptions) -> dict:
     bad = [m for m in modes if m not in MODES + ("scaling",)]
     if bad:
         raise ValueError(f"unknown mode(s) {bad}; choose from {', '.join(MODES)}")
+    if o.compile_mode not in COMPILE_MODES:  # before any mode runs, not when fast reaches it
+        raise ValueError(f"--compile-mode {o.compile_mode!r}: expected one of "
+                         f"{', '.join(COMPILE_MODES)}")
     device_name = distributed.setup(resolve_device(o.device))
     device = torch.device(device_name)
     rank, world = distributed.world()
@@ -121,31 +135,47 @@ def run_bench(o: BenchOptions) -> dict:
     if o.rules and pz.verifiers is not None:
         verify = lambda p, preds: pz.verifiers[p].valid(preds)  # noqa: E731
     b = Bench(o, device, world, loaded, pz, capacity, fps, peak, verify)
-    for mode in modes:
-        try:
-            if mode in FAST_MODES:
-                e = fast_mode(b, mode)
-            elif mode == "adaptive":
-                e = adaptive_mode(b)
-            elif mode == "eager":
-                e = eager_mode(b)
-            elif mode == "profile":
-                e = profile_mode(b)
-            elif mode == "curve":
-                e = curve_mode(b)
-            else:  # scaling: after every mode, below
-                continue
-            report["modes"].append(e)
-            log(line(e))
-        except Exception as ex:  # noqa: BLE001 - one failing mode must not lose the others
-            if device.type == "cuda" and "out of memory" in str(ex).lower():
-                torch.cuda.empty_cache()
-            report["modes"].append({"mode": mode, "error": f"{type(ex).__name__}: {ex}"})
-            log(f"{mode}: FAILED {type(ex).__name__}: {ex}")
+    try:
+        for mode in modes:
+            _run_mode(b, mode, report)
+        if world > 1 or "scaling" in modes:
+            report["scaling"] = scaling(b)
+    except KeyboardInterrupt:
+        report["interrupted"] = True
+        log(f"interrupted: keeping the {len(report['modes'])} mode(s) finished")
+        raise Interrupted(_finish(o, b, report)) from None
+    return _finish(o, b, report)
+
+
+def _run_mode(b: Bench, mode: str, report: dict) -> None:
+    """One mode, its entry appended to the report; a mode that fails is recorded as failed."""
+    try:
+        if mode in FAST_MODES:
+            e = fast_mode(b, mode)
+        elif mode == "adaptive":
+            e = adaptive_mode(b)
+        elif mode == "eager":
+            e = eager_mode(b)
+        elif mode == "profile":
+            e = profile_mode(b)
+        elif mode == "curve":
+            e = curve_mode(b)
+        else:  # scaling: after every mode
+            return
+        report["modes"].append(e)
+        log(line(e))
+    except Exception as ex:  # noqa: BLE001 - one failing mode must not lose the others
+        if b.device.type == "cuda" and "out of memory" in str(ex).lower():
+            torch.cuda.empty_cache()
+        report["modes"].append({"mode": mode, "error": f"{type(ex).__name__}: {ex}"})
+        log(f"{mode}: FAILED {type(ex).__name__}: {ex}")
+
+
+def _finish(o: BenchOptions, b: Bench, report: dict) -> dict:
+    """Agreement and speed-ups over the modes run, then the report written to --out."""
+    from .engine import distributed
 
     report["agreement"].update(agreements(b.runs))
-    if world > 1 or "scaling" in modes:
-        report["scaling"] = scaling(b)
     base = next((m for m in report["modes"] if m["mode"] == "eager" and "time_s" in m), None)
     for m in report["modes"]:
         if base is not None and "time_s" in m:

@@ -2,41 +2,13 @@
 
 from __future__ import annotations
 
-import re
-
 import typer
+
+from .devices import resolve_device  # noqa: F401  (the commands import it from here)
 
 DEVICE = typer.Option("auto", "--device", help="auto | cpu | cuda | cuda:N | mps")
 SEED = typer.Option(0, "--seed", min=0, help="Random seed: the same seed gives the same result.")
 JSON = typer.Option(False, "--json", help="Print machine-readable JSON instead of tables.")
-
-
-def resolve_device(name: str) -> str:
-    """'auto' -> cuda if available, else mps, else cpu; anything else is checked."""
-    import torch
-
-    from .errors import PtrmError
-
-    if name == "auto":
-        if torch.cuda.is_available():
-            return "cuda"
-        if getattr(torch.backends, "mps", None) and torch.backends.mps.is_available():
-            return "mps"
-        return "cpu"
-    if not re.fullmatch(r"cpu|mps|cuda(:\d+)?", name):
-        raise PtrmError(f"--device {name!r}: expected auto, cpu, cuda, cuda:N or mps")
-    if name.startswith("cuda"):
-        if not torch.cuda.is_available():
-            raise PtrmError(f"--device {name}: no CUDA device is available here",
-                            hint="use --device cpu")
-        index = int(name.partition(":")[2] or 0)
-        if index >= torch.cuda.device_count():
-            raise PtrmError(f"--device {name}: this machine has {torch.cuda.device_count()} "
-                            f"CUDA device(s), numbered from 0")
-    if name == "mps" and not (getattr(torch.backends, "mps", None)
-                              and torch.backends.mps.is_available()):
-        raise PtrmError("--device mps: MPS is not available here", hint="use --device cpu")
-    return name
 
 
 def type_list(text: str | None) -> list[str] | None:

@@ -82,3 +82,67 @@ def test_bench_without_typer_and_bad_modes(capsys):
     r = CliRunner().invoke(app, ["bench", "--model", "tiny", "--split", "random",
                                  "--device", "cpu", "--modes", "warp-speed"])
     assert r.exit_code == 2 and "unknown mode" in r.output
+
+
+BENCH = ["bench", "--model", "tiny", "--K", "2", "--D", "1", "--puzzles", "2", "--device",
+         "cpu", "--modes", "eager"]
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--device", "foo"], "--device 'foo': expected auto, cpu, cuda, cuda:N or mps"),
+    (["--compile-mode", "bogus"], "--compile-mode 'bogus': expected one of"),
+    (["--data", "no-such-folder"], "--data no-such-folder: no such dataset folder"),
+    (["--out", "."], "expected a file path for the JSON report"),
+    (["--out", "file/sub.json"], "cannot write there"),
+])
+def test_bench_refuses_bad_options_before_any_work(tmp_path, monkeypatch, extra, message):
+    """Each of these was a traceback (device, --out under a file), a traceback after the whole
+    run (a folder as --out, --compile-mode) or a silent run on random tokens (--data)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "file").write_text("")
+    monkeypatch.setattr(benchmark, "matmul_peak", lambda *a: pytest.fail("started the work"))
+    r = CliRunner().invoke(app, [*BENCH, *extra])
+    assert r.exit_code == 2 and message in r.output, r.output
+    assert "Traceback" not in r.output
+
+
+def test_bench_on_a_dataset_split_it_lacks_or_that_is_empty(tmp_path):
+    """`--split test --data DS` without a test split was a KeyError traceback, and an empty
+    split a ZeroDivisionError."""
+    import numpy as np
+
+    from ptrm_cli.engine.data import Split, write_dataset
+    from ptrm_codecs.families import PPBENCH
+
+    def split(n):
+        tokens = np.ones((n, 100), np.uint16)
+        return Split(inputs=tokens, labels=tokens, type=np.zeros(n), puzzle=np.arange(n),
+                     transform=np.zeros(n), puzzle_id=np.zeros(n))
+
+    ds = write_dataset(tmp_path / "ds", vocab=PPBENCH.vocab, seq_len=100, types=["sudoku"],
+                       splits={"train": split(2), "val": split(0)})
+    for name, message in (("test", "has no split 'test' (it has train, val)"),
+                          ("val", "no puzzles to run")):
+        r = CliRunner().invoke(app, [*BENCH, "--split", name, "--data", str(ds)])
+        assert r.exit_code == 2 and message in r.output, r.output
+    r = CliRunner().invoke(app, [*BENCH, "--data", str(ds)])  # no --split: it read golden
+    assert r.exit_code == 2 and "--split auto does not read one" in r.output, r.output
+
+
+def test_an_interrupted_bench_keeps_the_modes_it_finished(tmp_path, monkeypatch):
+    """Ctrl-C during the second mode: the first is printed and written to --out, marked
+    interrupted, and the command exits 130 (it kept nothing)."""
+    from ptrm_cli import bench_modes
+
+    def stop(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(benchmark, "fast_mode", stop)
+    out = tmp_path / "b.json"
+    r = CliRunner().invoke(app, [*BENCH[:-1], "eager,fast", "--split", "random", "--out",
+                                 str(out)])
+    assert r.exit_code == 130, r.output
+    rep = json.loads(out.read_text())
+    assert rep["interrupted"] is True and [m["mode"] for m in rep["modes"]] == ["eager"]
+    assert "ms/puzzle" in r.stdout and "interrupted" in r.output
+    assert bench_modes.fast_mode is not stop  # only the name benchmark calls was replaced

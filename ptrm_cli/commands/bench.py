@@ -5,9 +5,13 @@ and its bench_*.py modules)."""
 from __future__ import annotations
 
 import json
+import os
+from contextlib import nullcontext
+from pathlib import Path
 
 import typer
 
+from ..atomic import exclusive
 from ..errors import PtrmError
 from ..options import JSON
 
@@ -73,6 +77,9 @@ def bench(
     """Benchmark PTRM: eager vs fast vs adaptive, against this card's measured matmul peak."""
     from ..engine import distributed
 
+    if out is not None and (not out.strip() or Path(out).is_dir()):
+        raise PtrmError(f"--out {out!r}: expected a file path for the JSON report",
+                        hint="e.g. --out bench.json")
     if gpus and gpus > 1 and not distributed.launched():
         distributed.check_gpus(gpus, device)
         raise typer.Exit(distributed.relaunch(gpus))
@@ -89,18 +96,25 @@ def bench(
         seed=seed, repeats=repeats, chunk_rows=chunk_rows, compile=compile,
         compile_mode=compile_mode, deterministic=deterministic, check_every=check_every,
         wave=wave, q_threshold=q_threshold, rules=rules, peak_size=peak_size, out=out)
-    try:
-        report = benchmark.run_bench(opts)
+    writes = out is not None and os.environ.get("RANK", "0") == "0"  # rank 0 writes --out
+    interrupted = False
+    try:  # the lock first: an unwritable --out fails before the work, not after it
+        with exclusive(out, "bench --out") if writes else nullcontext():
+            report = benchmark.run_bench(opts)
     except ValueError as e:
         raise PtrmError(str(e)) from None
+    except benchmark.Interrupted as e:  # show and keep the modes that finished
+        report, interrupted = e.report, True
     main = distributed.is_main()  # asked before teardown: after it every rank says rank 0
     distributed.teardown()
     if main and as_json:  # the report --out writes, on stdout
         typer.echo(json.dumps(report, indent=1, default=jsonable))
-    elif main:
+    elif main and report["modes"]:
         typer.echo(benchmark.table(report))
     if main and out:
         typer.echo(f"wrote {out}", err=as_json)
+    if interrupted:
+        raise KeyboardInterrupt  # the app says "interrupted" and exits 130
     if failed := benchmark.failed_modes(report):
         if main:
             typer.echo(f"error: mode(s) {', '.join(failed)} failed (the table and the report "
