@@ -321,6 +321,22 @@ def test_convert_command(step0, tmp_path):
     assert res.exit_code == 2 and "KEY=VALUE" in res.output
 
 
+def test_convert_out_that_cannot_be_a_folder(step0, tmp_path):
+    """A file as --out, or a path under a file, was a FileExistsError traceback."""
+    from typer.testing import CliRunner
+
+    from ptrm_cli.app import app
+
+    sets = [arg for k, v in SETTINGS.items() for arg in ("--set", f"{k}={v}")]
+    (tmp_path / "f").write_text("keep")
+    for out, message in ((tmp_path / "f", "a file; a checkpoint is a folder"),
+                         (tmp_path / "f" / "ck", "cannot write there")):
+        res = CliRunner().invoke(app, ["convert", str(step0), "--out", str(out), *sets])
+        assert res.exit_code == 2 and message in res.output, res.output
+        assert "Traceback" not in res.output
+    assert (tmp_path / "f").read_text() == "keep"
+
+
 def test_convert_attaches_a_codec_family(step0, tmp_path):
     """The fixture has 12 tokens, like TRM's ARC set: --family arc makes the arc codec accept it."""
     from typer.testing import CliRunner

@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
+from ..atomic import exclusive
 from ..console import console
 from ..errors import PtrmError
 from ..options import JSON
@@ -82,7 +83,12 @@ def convert(
     ids = _identifiers(step_file, model, vocab, meta, identifiers)
     if ids is not None:
         meta["identifiers_from"] = ids.source
-    save_checkpoint(out, model, vocab, meta, identifiers=ids.names if ids else None)
+    if out.exists() and not out.is_dir():
+        raise PtrmError(f"--out {out}: a file; a checkpoint is a folder",
+                        hint="give a folder path (it is created, or replaced whole)")
+    # one writer per folder; an unwritable place is one line, not a traceback
+    with exclusive(out, "convert --out"):
+        save_checkpoint(out, model, vocab, meta, identifiers=ids.names if ids else None)
     cfg = model.config.to_dict()
     rows = model.config.num_puzzle_identifiers
     if as_json:
