@@ -2,10 +2,8 @@
 TRM learning 4x4 sudoku, exact resume after a kill or Ctrl-C (bitwise equal weights), atomic
 checkpoints, warm starts, two-process DDP with gloo, and the `ptrm train` command.
 
-The 4x4 sudoku task is made here: every valid 4x4 grid (there are 288), held-out grids for
-validation, and givens removed at random while the solution stays unique. Its vocabulary is
-a small one of its own (pad, blank, given 1-4, digit 1-4), laid out like the ppbench family's
-sudoku tokens (givens keep their token in the label, entered digits get digit tokens).
+The 4x4 sudoku task is ptrm_cli/engine/sudoku4.py (`python -m ptrm_cli.engine.sudoku4 OUT`,
+the dataset of examples/configs/tiny-cpu.yaml).
 """
 
 from __future__ import annotations
@@ -27,71 +25,13 @@ from safetensors.torch import load_file
 
 from ptrm_cli.engine.data import Split, load_dataset, write_dataset
 from ptrm_cli.engine.losses import act_loss, softmax_cross_entropy, stablemax_cross_entropy
+from ptrm_cli.engine.sudoku4 import VOCAB, write_sudoku4
 from ptrm_cli.engine.train import BatchStream, Stop, load_config, train
 from ptrm_cli.engine.train_config import check_config
 from ptrm_cli.errors import PtrmError
 from ptrm_cli.vocab import Vocab
 
 REPO = Path(__file__).resolve().parents[1]
-VOCAB = Vocab("sudoku4", ("pad", "blank") + tuple(f"given.{d}" for d in range(1, 5))
-              + tuple(f"digit.{d}" for d in range(1, 5)))
-
-
-# -- the 4x4 sudoku task -------------------------------------------------------------------------
-
-def sudoku4_grids() -> np.ndarray:
-    """All 288 valid 4x4 sudoku grids, [288, 16] digits 1..4, by backtracking."""
-    out, g = [], np.zeros(16, np.int64)
-
-    def ok(i, d):
-        r, c = divmod(i, 4)
-        br, bc = r // 2 * 2, c // 2 * 2
-        box = [g[(br + a) * 4 + bc + b] for a in range(2) for b in range(2)]
-        return d not in g[r * 4:r * 4 + 4] and d not in g[c::4] and d not in box
-
-    def fill(i):
-        if i == 16:
-            out.append(g.copy())
-            return
-        for d in range(1, 5):
-            if ok(i, d):
-                g[i] = d
-                fill(i + 1)
-                g[i] = 0
-
-    fill(0)
-    return np.array(out)
-
-
-def sudoku4_split(grids, all_grids, n, rng, blanks=(2, 6)) -> Split:
-    """n puzzles with a unique solution: givens removed in random order while unique."""
-    inputs, labels = [], []
-    for _ in range(n):
-        g = grids[rng.integers(len(grids))]
-        given = np.ones(16, bool)
-        target = rng.integers(blanks[0], blanks[1] + 1)
-        for cell in rng.permutation(16):
-            if (~given).sum() >= target:
-                break
-            given[cell] = False
-            if (all_grids[:, given] == g[given]).all(1).sum() != 1:
-                given[cell] = True
-        inputs.append(np.where(given, 1 + g, 1))      # blank = 1, given d = 1 + d
-        labels.append(np.where(given, 1 + g, 5 + g))  # givens keep their token, digits 6..9
-    return Split(inputs=np.array(inputs, np.uint16), labels=np.array(labels, np.uint16),
-                 type=np.zeros(n, np.uint8), puzzle=np.arange(n, dtype=np.int32),
-                 transform=np.zeros(n, np.uint8), puzzle_id=np.zeros(n, np.int32))
-
-
-def write_sudoku4(path: Path, n_train=2000, n_val=256, seed=0) -> Path:
-    rng = np.random.default_rng(seed)
-    grids = sudoku4_grids()
-    assert len(grids) == 288
-    perm = rng.permutation(len(grids))
-    train_grids, val_grids = grids[perm[:240]], grids[perm[240:]]  # validation grids unseen
-    return write_dataset(path, vocab=VOCAB, seq_len=16, types=["sudoku"], splits={
-        "train": sudoku4_split(train_grids, grids, n_train, rng),
-        "val": sudoku4_split(val_grids, grids, n_val, rng)})
 
 
 @pytest.fixture(scope="module")
@@ -791,3 +731,17 @@ def test_gpus_beyond_the_machine_is_refused(monkeypatch):
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
     res = CliRunner().invoke(app, ["train", "cfg.yaml", "--gpus", "4"])
     assert res.exit_code != 0 and "this machine has 2 CUDA device(s)" in res.output
+
+
+def test_the_toy_task_command_writes_the_tiny_recipes_dataset(tmp_path, capsys):
+    """`python -m ptrm_cli.engine.sudoku4 OUT`: what docs/TRAINING.md runs before tiny-cpu.yaml
+    (the docs used to point at this test file for it)."""
+    from ptrm_cli.engine import sudoku4
+
+    assert sudoku4.main([str(tmp_path / "s4")]) == 0
+    ds = load_dataset(tmp_path / "s4")
+    assert ds.vocab == VOCAB and len(ds.splits["train"]) == 2000 and len(ds.splits["val"]) == 256
+    train_rows = {tuple(r) for r in np.asarray(ds.splits["train"].labels)}
+    assert not train_rows & {tuple(r) for r in np.asarray(ds.splits["val"].labels)}  # unseen
+    assert sudoku4.main([]) == 2 and "usage" in capsys.readouterr().err
+    assert "data/sudoku4" in (REPO / "examples/configs/tiny-cpu.yaml").read_text()

@@ -15,8 +15,7 @@ EV_TAIL=6
 
 graphs() {  # the tiny sudoku4 recipe, 300 updates then 100 more by --resume, per compile mode
     setup >/dev/null
-    python3 -c "import sys; sys.path.insert(0, 'tests'); import test_train as t; \
-        t.write_sudoku4('data/sudoku4')"
+    python3 -m ptrm_cli.engine.sudoku4 data/sudoku4
     local mode run
     for mode in reduce-overhead default; do
         run=runs/g_$mode
