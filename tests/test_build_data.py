@@ -19,8 +19,7 @@ from ptrm_cli.codec import Solution
 from ptrm_cli.engine import data as data_mod
 from ptrm_cli.engine.data import load_dataset
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-GOLDEN = SHARED / "data" / "ppbench" / "golden_300.jsonl"
+from shared_data import GOLDEN, SHARED  # noqa: E402
 JANKO = SHARED / "data" / "janko"
 SUDOKU = SHARED / "data" / "sudoku"
 

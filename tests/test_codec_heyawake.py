@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 from urllib.parse import quote
 
 import numpy as np
@@ -19,8 +18,7 @@ from ptrm_codecs.families import PPBENCH
 from ptrm_codecs.formats import Move
 from ptrm_codecs.heyawake import SHADED, UNSHADED, HeyawakeCodec, top_cell
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-GOLDEN = SHARED / "data" / "ppbench" / "golden_300.jsonl"
+from shared_data import GOLDEN, SHARED  # noqa: E402
 JANKO = SHARED / "data" / "janko" / "heyawake_10x10.json"
 LOOSE = "heyawake/8/8/022gkf3gc2007o00o01s01v07"
 

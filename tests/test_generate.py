@@ -27,7 +27,7 @@ from ptrm_cli.generate.base import Knobs, puzzle_rng  # noqa: E402
 from ptrm_cli.generate.runner import Job, ResumableJsonl, make_record, run  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-GOLDEN = ROOT.parent / "shared" / "data" / "ppbench" / "golden_300.jsonl"
+from shared_data import GOLDEN  # noqa: E402
 SEED = 11
 #: (type, size) of the batch per type: small enough to stay fast, real-sized where cheap
 SIZES = {"sudoku": (9, 9), "lightup": (10, 10), "shakashaka": (10, 10), "nurikabe": (7, 7)}

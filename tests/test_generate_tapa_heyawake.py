@@ -27,7 +27,7 @@ from ptrm_cli.generate.base import Instance, Knobs  # noqa: E402
 from ptrm_cli.generate.runner import Job, make_instance, make_record  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-GOLDEN = ROOT.parent / "shared" / "data" / "ppbench" / "golden_300.jsonl"
+from shared_data import GOLDEN  # noqa: E402
 TYPES = ("tapa", "heyawake")
 SEED = 7
 N = {"tapa": 4, "heyawake": 3}

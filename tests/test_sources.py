@@ -15,8 +15,7 @@ from ptrm_cli import sources as src
 from ptrm_cli import sudoku_solver
 from ptrm_cli.codec import Solution
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-GOLDEN = SHARED / "data" / "ppbench" / "golden_300.jsonl"
+from shared_data import GOLDEN, SHARED  # noqa: E402
 JANKO = SHARED / "data" / "janko"
 SUDOKU = SHARED / "data" / "sudoku"
 
