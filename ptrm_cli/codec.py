@@ -322,10 +322,18 @@ class Registered:
     entry_point: str
 
 
+def _builtin_first(ep) -> tuple[bool, str]:
+    """Entry points in load order: ptrm's own codecs first, then by name, so that a plugin
+    registering a built-in type's name never replaces it, whatever order the installation or
+    the working directory gives the entry points."""
+    dist = getattr(ep, "dist", None)
+    return (getattr(dist, "name", None) != "ptrm", ep.name)
+
+
 @lru_cache(maxsize=1)
 def _load() -> dict[str, Registered]:
     found: dict[str, Registered] = {}
-    for ep in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+    for ep in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=_builtin_first):
         try:
             obj = ep.load()
             codec = obj() if isinstance(obj, type) else obj
@@ -338,9 +346,13 @@ def _load() -> dict[str, Registered]:
                 raise TypeError("it declares no token family (Codec.families)")
             if problems := [p for f in families for p in family_problems(f)]:
                 raise TypeError("; ".join(problems))
-        except Exception as e:  # a broken plugin must not take the CLI down
-            warnings.warn(f"ptrm: codec plugin {ep.name!r} ({ep.value}) failed to load: {e}",
-                          stacklevel=2)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as e:  # noqa: BLE001 - a broken plugin must not take the CLI
+            # down, not even one that calls sys.exit() on import
+            what = f"SystemExit({e.code!r})" if isinstance(e, SystemExit) else str(e)
+            warnings.warn(f"ptrm: codec plugin {ep.name!r} ({ep.value}) failed to load: "
+                          f"{what}", stacklevel=2)
             continue
         dist = getattr(ep, "dist", None)
         provider = f"{dist.name} {dist.version}" if dist is not None else "?"

@@ -87,16 +87,43 @@ def test_one_family_name_with_two_token_tables_is_warned(monkeypatch, fresh_regi
                for m in _loaded(caught)), _loaded(caught)
 
 
+@pytest.mark.parametrize("plugin_first", [False, True])
 def test_a_type_registered_twice_names_both_plugins(monkeypatch, fresh_registry,
-                                                    installed_codec):
+                                                    installed_codec, plugin_first):
+    """The built-in is kept whichever entry point comes first: the order once depended on
+    the installation and the working directory, and a plugin's 'sudoku' could replace ours."""
     dup = _sudoku_subclass(installed_codec, "sudoku")
     _plugin(monkeypatch, Dup=dup)
+    if plugin_first:
+        listed = registry.metadata.entry_points
+        monkeypatch.setattr(registry.metadata, "entry_points",
+                            lambda **kw: list(reversed(list(listed(**kw)))))
+        registry.reload()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        registry.registered()
+        found = registry.registered()
     twice = [m for m in _loaded(caught) if "registered twice" in m]
     assert twice and "ptrm_codecs.sudoku:SudokuCodec" in twice[0]
     assert "ignoring ? (ptrm_test_contract_plugin:Dup)" in twice[0]
+    assert type(found["sudoku"].codec) is not dup
+
+
+def test_a_plugin_that_exits_on_import_is_skipped(monkeypatch, fresh_registry,
+                                                  installed_codec):
+    """`raise SystemExit(3)` in a plugin's module ended every command with status 3 and no
+    word of why."""
+    class Exits:
+        name = "exits"
+
+        def __init__(self):
+            raise SystemExit(3)
+
+    _plugin(monkeypatch, Exits=Exits)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        found = registry.registered()
+    assert "exits" not in found and "sudoku" in found
+    assert any("'exits'" in m and "SystemExit(3)" in m for m in _loaded(caught))
 
 
 # -- at run time -------------------------------------------------------------------------------
