@@ -10,7 +10,7 @@ import sys
 import warnings
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperArgument, TyperGroup, TyperOption
 
 from . import __version__
 from .commands import bench, build_data, codecs, convert, eval as eval_cmd, generate, solve, train
@@ -31,6 +31,22 @@ solve with K noisy rollouts and pick the answer with its own Q head.
   ptrm bench --K 100 --D 48         speed: ms per puzzle, TFLOP/s, memory
   ptrm codecs                       list the installed puzzle types
 """
+
+
+def _shown_type(self, ctx):
+    """Typer 0.29 shows every parameter's Python type: `--json <bool>` reads as if the flag
+    took a value (`--json true` is then refused), `<list[Path]>` as if it took a list. Flags
+    and repeatable parameters show none (their help and metavar say what they take); others
+    show what typer says."""
+    if getattr(self, "is_flag", False):
+        return None
+    shown = _TYPER_SHOWN[type(self)](self, ctx)
+    return None if shown and shown.startswith("<list[") else shown
+
+
+_TYPER_SHOWN = {cls: cls.display_type_rich for cls in (TyperOption, TyperArgument)}
+for _cls in _TYPER_SHOWN:
+    _cls.display_type_rich = _shown_type
 
 
 class _Group(TyperGroup):

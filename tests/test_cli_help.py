@@ -32,3 +32,26 @@ def test_every_command_has_help(command):
     assert "Usage:" in result.output and f" {command} " in result.output
     if command == "generate":  # a sentence that spans two source lines comes out whole
         assert "--workers, and an interrupted run" in result.output
+    # typer 0.29 labelled flags "<bool>" and repeatable options "<list[str]>" (app._shown_type)
+    assert "<bool>" not in result.output and "<list[" not in result.output
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_commands_examples_parse(command):
+    """Each command's --help shows examples, and every one of them is accepted by the command's
+    own parser (options that exist, values of the right type): examples that cannot rot."""
+    import shlex
+
+    import typer
+
+    result = CliRunner().invoke(app, [command, "--help"], env={"TERMINAL_WIDTH": "200"})
+    assert "Examples:" in result.output
+    lines = [ln.strip() for ln in result.output.splitlines()]
+    examples = [shlex.split(ln) for ln in lines if (ln + " ").startswith(f"ptrm {command} ")]
+    assert len(examples) >= 2, result.output
+    # indented as a block (typer dedents the text after the first paragraph when only the
+    # examples are indented there: each command has a prose paragraph before them)
+    assert any(ln.startswith(f"     ptrm {command}") for ln in result.output.splitlines())
+    sub = typer.main.get_command(app).commands[command]
+    for words in examples:
+        sub.make_context(command, words[2:])  # raises on an unknown option or a bad value

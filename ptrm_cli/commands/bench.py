@@ -74,7 +74,17 @@ def bench(
                                   "adds the scaling measurement."),
     as_json: bool = JSON,
 ):
-    """Benchmark PTRM: eager vs fast vs adaptive, against this card's measured matmul peak."""
+    """Benchmark PTRM: eager vs fast vs adaptive, against this card's measured matmul peak.
+
+    Modes are described in docs/PERFORMANCE.md (and `python -m ptrm_cli.benchmark --help`).
+
+    Examples:
+
+        ptrm bench --K 100 --D 48 --out bench.json
+        ptrm bench --model tiny --K 8 --D 4 --device cpu
+        ptrm bench -c CKPT --split val --data data/ppbench --modes curve
+        ptrm bench --gpus 4 --modes fast
+    """
     from ..engine import distributed
 
     if out is not None and (not out.strip() or Path(out).is_dir()):

@@ -56,7 +56,7 @@ def build_data(
                               help="Kept grid size per type, ROWSxCOLS or 'any' "
                                    "('*' = the others)."),
     golden: list[Path] = typer.Option(
-        [], "--golden", show_default=False,
+        [], "--golden", metavar="FILE", show_default=False,
         help="A golden file (repeatable); any source file named golden* is one too."),
     limit: int = typer.Option(None, "--limit", show_default=False,
                               help="Read only the first N records of each non-golden file."),
@@ -66,7 +66,7 @@ def build_data(
         "An earlier dataset folder: its validation puzzles (by identity) are this build's "
         "validation, none sampled - so a model warm-started on that build is still judged on "
         "puzzles it never trained on. The sources must include them.")),
-    exclude: list[Path] = typer.Option([], "--exclude", show_default=False, help=(
+    exclude: list[Path] = typer.Option([], "--exclude", metavar="DIR", show_default=False, help=(
         "An earlier dataset folder (repeatable): drop every puzzle it holds, in any split, so "
         "a new held-out set (say, one to choose sigma on) shares nothing with it. Built with "
         "the same --augmentation.")),
@@ -79,7 +79,16 @@ def build_data(
     dry_run: bool = typer.Option(False, "--dry-run", help="Count everything, write nothing."),
     as_json: bool = JSON,
 ):
-    """Build a dataset: read, filter, split (train/val/golden), augment, write tokens."""
+    """Build a dataset: read, filter, split (train/val/golden), augment, write tokens.
+
+    The recipe, every source format and the output are in docs/BUILD_DATA.md.
+
+    Examples:
+
+        ptrm build-data data/gen --out data/ppbench
+        ptrm build-data data/gen janko/ --golden golden_300.jsonl --out data/ppbench
+        ptrm build-data data/gen --dry-run
+    """
     if out is None and not dry_run:
         raise PtrmError("missing --out OUTDIR", hint="or --dry-run to count without writing")
     if test_set is not None and family != "arc":

@@ -13,7 +13,15 @@ from ..options import JSON
 
 
 def list_codecs(as_json: bool = JSON):
-    """List installed puzzle types: family, grid, sequence length, vocabulary, provider."""
+    """List installed puzzle types: family, grid, sequence length, vocabulary, provider.
+
+    Plugins add types through the `ptrm.codecs` entry point group (docs/PLUGINS.md).
+
+    Examples:
+
+        ptrm codecs
+        ptrm codecs --json
+    """
     rows = []
     for name, reg in registry.registered().items():
         for fam in reg.codec.families:

@@ -47,7 +47,7 @@ def convert(
     config: Path = typer.Option(None, "--config",
                                 help="The run's all_config.yaml (default: the one next to "
                                      "STEP_FILE, if there is one)."),
-    settings: list[str] = typer.Option([], "--set",
+    settings: list[str] = typer.Option([], "--set", metavar="KEY=VALUE",
                                        help="Model setting KEY=VALUE the weights do not reveal, "
                                             "e.g. --set L_cycles=6 (repeatable)."),
     family: str = typer.Option(None, "--family",
@@ -64,7 +64,16 @@ def convert(
                                           "--task` and `ptrm eval` find each task's rows."),
     as_json: bool = JSON,
 ):
-    """Import an official TRM checkpoint and write it in ptrm's safetensors format."""
+    """Import an official TRM checkpoint and write it in ptrm's safetensors format.
+
+    Settings the weights do not reveal come from the run's all_config.yaml (the one beside
+    STEP_FILE by default) or --set.
+
+    Examples:
+
+        ptrm convert path/to/step_N --family sudoku-native -o ckpt/sudoku
+        ptrm convert path/to/step_N --config all_config.yaml -o ckpt/mine
+    """
     from ..engine.checkpoint import import_official, save_checkpoint
     from ..engine.model import count_parameters
 

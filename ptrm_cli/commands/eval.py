@@ -56,7 +56,7 @@ def evaluate(
                           help="Rollouts per puzzle (K_max of the width curve)."),
     D: int = typer.Option(None, "--D", min=1, show_default="the model's N_sup",
                           help="Supervision steps per rollout."),
-    sigma: list[str] = typer.Option([], "--sigma",
+    sigma: list[str] = typer.Option([], "--sigma", metavar="SIGMA[,SIGMA...]",
                                     show_default="the checkpoint's validated σ, else 0.2",
                                     help="Noise scale; several (0.1,0.2 or repeated) for a sweep."),
     sigma_from: Path = typer.Option(None, "--sigma-from", show_default=False, help=(
@@ -66,7 +66,8 @@ def evaluate(
                               help="Seeds per sigma (mean and spread)."),
     seed: int = typer.Option(0, "--seed", min=0, help="First seed."),
     perturb: str = typer.Option("z", "--perturb", help="z | y | both | init."),
-    det_D: list[str] = typer.Option([], "--det-D", show_default="D and K*D (equal compute)",
+    det_D: list[str] = typer.Option([], "--det-D", metavar="D[,D...]",
+                                    show_default="D and K*D (equal compute)",
                                     help="Depths of the deterministic TRM baselines."),
     halt: float = typer.Option(None, "--halt", metavar="Q", show_default="the last step", help=(
         "Take each rollout's answer (TRM's too) at its first step with sigmoid(Q) above Q "
@@ -108,6 +109,13 @@ def evaluate(
     """Evaluate PTRM against deterministic TRM: every selector, per type, over seeds.
 
     A long evaluation can be split by seed across jobs and put back together with --merge.
+
+    Examples:
+
+        ptrm eval --split golden --K 100 --D 48
+        ptrm eval --split val --data data/ppbench --sigma 0.5,1,2 --seeds 1 -o runs/sweep
+        ptrm eval --split golden --sigma-from runs/sweep --seeds 3 -o runs/golden
+        ptrm eval --merge runs/s0 --merge runs/s1 -o runs/merged
     """
     if merge:
         given = _given_options(ctx, keep={"merge", "out", "plots", "as_json"})

@@ -58,7 +58,7 @@ def generate(
     min_difficulty: int = typer.Option(0, "--min-difficulty", min=0,
                                        help="Keep only puzzles that cost the SAT solver at "
                                             "least this many conflicts (harder, slower)."),
-    param: list[str] = typer.Option([], "--param", "-p",
+    param: list[str] = typer.Option([], "--param", "-p", metavar="KEY=NUMBER",
                                     help="Per-type setting KEY=NUMBER, repeatable (see "
                                          "docs/GENERATORS.md), e.g. -p walls=0.2."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
@@ -70,6 +70,11 @@ def generate(
 
     Puzzle i depends only on (seed, type, i): the file is the same for any --workers, and an
     interrupted run continues where it stopped when run again with the same arguments.
+
+    Examples:
+
+        ptrm generate sudoku --n 100 --out data/gen/sudoku.jsonl
+        ptrm generate lightup --n 2000 --out data/gen/lightup.jsonl -p walls=0.2
     """
     from .. import codec as registry
     from ..generate import get

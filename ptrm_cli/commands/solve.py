@@ -94,7 +94,18 @@ def solve(
                                           "checkpoint's puzzle-embedding rows."),
     as_json: bool = JSON,
 ):
-    """Solve one puzzle with PTRM: K noisy rollouts, pick one, check it against the rules."""
+    """Solve one puzzle with PTRM: K noisy rollouts, pick one, check it against the rules.
+
+    The input's type is read from it (a URL's or pzprv3's type name, a grid's first line); the
+    defaults on a CPU are smaller and say so (docs/INFERENCE.md).
+
+    Examples:
+
+        ptrm solve examples/puzzles/sudoku.txt
+        ptrm solve examples/puzzles/lightup.url --K 100 --json
+        cat puzzle.pzprv3 | ptrm solve - --select best_q
+        ptrm solve puzzle.txt -c runs/my-run/checkpoints/best --sigma 1.0
+    """
     from .. import arc_solve, solver  # torch and the engine load here, not at `ptrm --help`
     from ..codec import violations_of
 

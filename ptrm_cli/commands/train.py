@@ -35,6 +35,13 @@ def train(
     Writes RUN_DIR/config.resolved.yaml, RUN_DIR/log.jsonl and RUN_DIR/checkpoints/step_N
     (with `last` and `best` links). Ctrl-C saves a checkpoint at the end of the current step;
     `--resume` continues from it.
+
+    Examples:
+
+        python -m ptrm_cli.engine.sudoku4 data/sudoku4
+        ptrm train examples/configs/tiny-cpu.yaml
+        ptrm train examples/configs/ppbench-att.yaml --gpus 4 --set data.path=data/ppbench
+        ptrm train examples/configs/ppbench-att.yaml --resume
     """
     if gpus is not None and gpus > 1 and int(os.environ.get("WORLD_SIZE", "1")) == 1:
         raise typer.Exit(_launch_torchrun(gpus, config, set_, resume, init_from,
