@@ -94,7 +94,9 @@ def _version(value: bool):
 
 @app.callback()
 def root(
-    verbose: bool = typer.Option(False, "--verbose", "-v", help="Log more detail to stderr."),
+    verbose: bool = typer.Option(False, "--verbose", "-v",
+                                 help="Also show torch's own warnings and INFO log lines on "
+                                      "stderr (for bug reports)."),
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
                                  help="Print the version and exit."),
 ):

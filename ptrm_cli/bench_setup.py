@@ -101,8 +101,10 @@ def load_model(o: BenchOptions, device: str):
     if hasattr(model, "rotary_emb"):
         model.rotary_emb.reset_tables(device)
     vocab = _ppbench_vocab()
+    init = {"7m": "reference init (every Q = -5: adaptive never stops early)",
+            "tiny": "reference init, Q head random (Q values that differ)"}[o.model]
     return LoadedModel(model, vocab, {}, f"random-{o.model}", device), \
-        f"random TRM ({o.model}) with reference init"
+        f"random TRM ({o.model}) with {init}"
 
 
 # -- the puzzles ----------------------------------------------------------------------------

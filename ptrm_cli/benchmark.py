@@ -58,6 +58,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import math
 import platform
 import resource
 import sys
@@ -97,6 +98,14 @@ def run_bench(o: BenchOptions) -> dict:
     bad = [m for m in modes if m not in MODES + ("scaling",)]
     if bad:
         raise ValueError(f"unknown mode(s) {bad}; choose from {', '.join(MODES)}")
+    modes = list(dict.fromkeys(modes))  # a mode named twice runs once
+    if not 0 <= o.sigma < math.inf:  # NaN fails this too
+        raise ValueError(f"--sigma {o.sigma}: expected a finite number >= 0")
+    if o.q_threshold is not None and not o.q_threshold >= 0:
+        raise ValueError(f"--q-threshold {o.q_threshold}: expected a number >= 0 (above 1 "
+                         "turns the Q rule off)")
+    if o.wave is not None and o.wave > o.K:
+        raise ValueError(f"--wave {o.wave}: a wave holds at most --K ({o.K}) rollouts")
     if o.compile_mode not in COMPILE_MODES:  # before any mode runs, not when fast reaches it
         raise ValueError(f"--compile-mode {o.compile_mode!r}: expected one of "
                          f"{', '.join(COMPILE_MODES)}")

@@ -94,6 +94,9 @@ BENCH = ["bench", "--model", "tiny", "--K", "2", "--D", "1", "--puzzles", "2", "
     (["--data", "no-such-folder"], "--data no-such-folder: no such dataset folder"),
     (["--out", "."], "expected a file path for the JSON report"),
     (["--out", "file/sub.json"], "cannot write there"),
+    (["--sigma", "inf"], "--sigma inf: expected a finite number >= 0"),
+    (["--q-threshold", "nan"], "--q-threshold nan: expected a number >= 0"),
+    (["--wave", "3"], "--wave 3: a wave holds at most --K (2) rollouts"),
 ])
 def test_bench_refuses_bad_options_before_any_work(tmp_path, monkeypatch, extra, message):
     """Each of these was a traceback (device, --out under a file), a traceback after the whole
