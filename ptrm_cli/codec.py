@@ -455,6 +455,11 @@ def detect(text: str, *, source: str | None = None) -> Codec:
     if len(candidates) == 1:
         return candidates[0]
     if not candidates:
+        if len(lines) > 1 and re.fullmatch(r"[a-z][a-z0-9_-]{2,}", lines[0].lower()):
+            raise ParseError(f"the first line names the type {lines[0]!r}, which no installed "
+                             f"codec reads (installed: {', '.join(_load())})", source=source,
+                             line=1, hint="install its plugin (docs/PLUGINS.md), or pass "
+                                          "--codec TYPE")
         raise ParseError("cannot tell the puzzle type: expected a puzz.link URL, pzprv3 text, "
                          "or a grid whose first line names the type",
                          source=source, hint="pass --codec TYPE")

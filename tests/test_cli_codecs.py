@@ -172,6 +172,8 @@ def test_a_plugin_whose_sniff_breaks_does_not_stop_the_others(monkeypatch, fresh
     ("pzprv3\nnosuchtype\n3\n3\n", CodecNotFound, "unknown puzzle type 'nosuchtype'"),
     ("pzprv3", ParseError, "ends after its first line"),
     ("hello world", ParseError, "cannot tell the puzzle type"),
+    # a type named on the first line that no codec reads: said so, not "names the type"
+    ("hitori\n1 2 3\n2 3 1\n", ParseError, "names the type 'hitori', which no installed"),
     ("https://puzz.link/p?pzprv3", ParseError, "pzprv3 URL ends before the puzzle type"),
 ])
 def test_detect_rejects_bad_text_clearly(text, error, match):
