@@ -73,6 +73,7 @@ from .bench_report import device_desc, jsonable, line, table
 from .bench_setup import (FORMAT, MODES, BenchOptions, Puzzles, load_model, load_puzzles, log,
                           random_7m, random_tiny)
 from .devices import resolve_device
+from .errors import PtrmError, is_out_of_memory
 
 __all__ = ["FORMAT", "KERNEL_KINDS", "MODES", "BenchOptions", "Puzzles", "agreement",
            "load_model", "load_puzzles", "main", "matmul_peak", "parser", "random_7m",
@@ -136,7 +137,13 @@ def run_bench(o: BenchOptions) -> dict:
               "puzzles": {"source": pz.source, "n": P}, "fixed_flops_per_puzzle": fixed_flops / P,
               "rows_in_flight": min(capacity, P * K), "modes": [], "agreement": {}}
     log("measuring the matmul peak")
-    peak = matmul_peak(device, o.peak_size)
+    try:
+        peak = matmul_peak(device, o.peak_size)
+    except RuntimeError as e:  # torch.OutOfMemoryError is one
+        if not is_out_of_memory(e):
+            raise
+        raise PtrmError(f"--peak-size {o.peak_size}: the peak measurement's matrices do not "
+                        "fit in memory here", hint="pass a smaller --peak-size") from None
     report["peak"] = peak
     log(f"matmul peak {peak['tflops']:.1f} TFLOP/s (bf16 {peak['n']}^3)")
 

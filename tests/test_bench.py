@@ -149,3 +149,15 @@ def test_an_interrupted_bench_keeps_the_modes_it_finished(tmp_path, monkeypatch)
     assert rep["interrupted"] is True and [m["mode"] for m in rep["modes"]] == ["eager"]
     assert "ms/puzzle" in r.stdout and "interrupted" in r.output
     assert bench_modes.fast_mode is not stop  # only the name benchmark calls was replaced
+
+
+def test_a_peak_measurement_that_does_not_fit_is_one_error(monkeypatch):
+    def too_big(device, n):
+        raise RuntimeError("DefaultCPUAllocator: can't allocate memory: you tried to allocate "
+                           "7200000000 bytes")
+
+    monkeypatch.setattr(benchmark, "matmul_peak", too_big)
+    r = CliRunner().invoke(app, [*BENCH, "--split", "random", "--peak-size", "60000"])
+    assert r.exit_code == 2 and "--peak-size 60000: the peak measurement's matrices" in r.output
+    assert "Traceback" not in r.output
+
