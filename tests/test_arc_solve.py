@@ -343,6 +343,17 @@ def test_convert_stores_the_identifiers_and_solve_uses_them(build, official, tmp
                               "--out", str(tmp_path / "ck3")])
     assert res.exit_code == 2 and "names 3 puzzle identifiers" in " ".join(res.output.split())
     assert not (tmp_path / "ck3").exists()
+    # one found by itself that does not fit: said to be found, and how to give another
+    found = official["dir"] / "data" / "identifiers.json"
+    kept = found.read_text()
+    try:
+        found.write_text(json.dumps(names[:3]))
+        res = runner.invoke(app, ["convert", str(official["step"]), "--family", "arc",
+                                  "--out", str(tmp_path / "ck4")])
+    finally:
+        found.write_text(kept)
+    said = " ".join(res.output.split())
+    assert res.exit_code == 2 and "found by itself" in said and "--identifiers FILE" in said
 
 
 def test_eval_maps_the_dataset_tasks_through_the_checkpoint_table(build, official, tmp_path,

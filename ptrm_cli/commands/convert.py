@@ -140,4 +140,9 @@ def _identifiers(step_file: Path, model, vocab, meta: dict, explicit: Path | Non
         return arc_ids.read_table(explicit, model.config.num_puzzle_identifiers)
     if not arc_ids.has_table(model.config):
         return None
-    return arc_ids.own_table(LoadedModel(model, vocab, meta, str(step_file), "cpu"))
+    try:
+        return arc_ids.own_table(LoadedModel(model, vocab, meta, str(step_file), "cpu"))
+    except PtrmError as e:  # a file found, not given: say so, and how to give the right one
+        raise PtrmError(f"{e} (found by itself, as the run's identifiers.json)",
+                        hint="pass --identifiers FILE: the identifiers.json of the dataset the "
+                             "model was trained on") from None
