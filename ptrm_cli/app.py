@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import inspect
 import logging
 import os
@@ -14,7 +15,7 @@ from typer.core import TyperArgument, TyperGroup, TyperOption
 
 from . import __version__
 from .commands import bench, build_data, codecs, convert, eval as eval_cmd, generate, solve, train
-from .console import err_console, esc
+from .console import EXIT_BROKEN_PIPE, err_console, esc, silence_stdout
 from .errors import PtrmError
 
 HELP = """\
@@ -70,6 +71,15 @@ class _Group(TyperGroup):
             if _says():
                 err_console.print("[yellow]interrupted[/]")
             raise typer.Exit(130)
+        except BrokenPipeError:  # the reader went away (`ptrm ... | head`): stop quietly
+            silence_stdout()
+            raise typer.Exit(EXIT_BROKEN_PIPE)
+        except OSError as e:
+            if e.errno != errno.ENOSPC:
+                raise
+            err_console.print(f"[bold red]error:[/] {esc(e.strerror)} (writing the output)",
+                              highlight=False)
+            raise typer.Exit(2)
 
 
 def _says() -> bool:

@@ -6,6 +6,7 @@ the printer. Emoji codes stay off for the same reason (`:x:` in a device name is
 """
 
 import os
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -13,8 +14,29 @@ from contextlib import contextmanager
 from rich.console import Console
 from rich.markup import escape
 
-console = Console(emoji=False)
-err_console = Console(stderr=True, emoji=False)
+#: the exit status when stdout's reader goes away (`ptrm ... | head`): what a shell gives a
+#: process that SIGPIPE ends, and not 1, which `ptrm solve` uses for "no rules-valid answer"
+EXIT_BROKEN_PIPE = 141
+
+
+def silence_stdout() -> None:
+    """Point stdout at /dev/null, so that flushing it at exit cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+class _Console(Console):
+    def on_broken_pipe(self) -> None:  # Rich's own exits with status 1
+        self.quiet = True
+        silence_stdout()
+        raise SystemExit(EXIT_BROKEN_PIPE)
+
+
+console = _Console(emoji=False)
+err_console = _Console(stderr=True, emoji=False)
 for _c in (console, err_console):
     # piped into a file or a log, Rich would wrap every line at 80 columns (grep then misses
     # a message split in two); there, lines stay whole unless COLUMNS says otherwise

@@ -465,6 +465,9 @@ def to_json(obj, indent: int = 1) -> str:
     def flat(x):
         return isinstance(x, list) and all(not isinstance(v, (list, dict)) for v in x)
 
+    def leaf(x):  # strict JSON: NaN and infinities (a huge σ, no time limit) are null
+        return None if isinstance(x, float) and not math.isfinite(x) else x
+
     def write(x, level):
         pad, inner = " " * (indent * level), " " * (indent * (level + 1))
         if isinstance(x, dict) and x:
@@ -472,6 +475,8 @@ def to_json(obj, indent: int = 1) -> str:
             return "{\n" + ",\n".join(items) + "\n" + pad + "}"
         if isinstance(x, (list, tuple)) and x and not flat(list(x)):
             return "[\n" + ",\n".join(inner + write(v, level + 1) for v in x) + "\n" + pad + "]"
-        return json.dumps(list(x) if isinstance(x, tuple) else x)
+        if isinstance(x, (list, tuple)):
+            return json.dumps([leaf(v) for v in x], allow_nan=False)
+        return json.dumps(leaf(x), allow_nan=False)
 
     return write(obj, 0)

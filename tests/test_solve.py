@@ -499,3 +499,67 @@ def test_verifier_caches_per_distinct_prediction(sudoku):
 def test_json_writer_keeps_rows_on_one_line():
     text = solver.to_json({"grid": [[1, 2], [3, 4]], "v": [{"c": [0, 1]}], "e": {}, "n": None})
     assert "[1, 2]" in text and json.loads(text)["grid"] == [[1, 2], [3, 4]]
+
+
+# -- found by a QA pass (session 11) ---------------------------------------------------------
+
+LIGHTUP = Path(__file__).resolve().parents[1] / "examples" / "puzzles" / "lightup.url"
+
+
+def test_json_is_strict_and_given_cpu_settings_are_not_called_defaults(ckpt):
+    """`--time-limit inf` printed `Infinity` (node's JSON.parse refuses it), a huge σ printed
+    NaN, and a given --threads was listed among the CPU defaults."""
+    def strict(text):
+        return json.loads(text, parse_constant=lambda c: pytest.fail(f"non-JSON {c}"))
+
+    r = ptrm("solve", LIGHTUP, "-c", ckpt, "--K", 1, "--D", 1, "--time-limit", "inf",
+             "--threads", 1, "--device", "cpu", "--json")
+    out = strict(r.stdout)
+    assert out["time_limit"] is None and "threads" not in (out["cpu_defaults"] or {})
+    assert strict(solver.to_json({"q": float("nan"), "curve": [1.0, float("inf")]})) == \
+        {"q": None, "curve": [1.0, None]}
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--D", "99999999999999999999"], "less than or equal to 100000"),
+    (["--K", "1000000000"], "less than or equal to 100000"),
+    (["--time-limit", "nan"], "--time-limit nan: expected seconds >= 0"),
+])
+def test_sizes_and_limits_out_of_range_are_one_message(ckpt, args, message):
+    bad("solve", LIGHTUP, "-c", ckpt, *args, match=message)
+
+
+def test_out_of_memory_is_one_message(ckpt, monkeypatch):
+    def too_big(*a, **k):
+        raise RuntimeError("DefaultCPUAllocator: can't allocate memory: you tried to allocate "
+                           "80000000000 bytes")
+
+    monkeypatch.setattr(solver, "solve_puzzle", too_big)
+    bad("solve", LIGHTUP, "-c", ckpt, "--K", 4, "--D", 1, "--device", "cpu",
+        match="out of memory on cpu: 4 rollouts of 1 steps")
+
+
+def test_type_names_match_whatever_their_case(ckpt):
+    """`?Sudoku/...` said "URL is a 'Sudoku' puzzle, not 'sudoku'", while --codec LIGHTUP
+    worked."""
+    url = LIGHTUP.read_text().strip()
+    pid = url.split("?")[1].split("/")[0]
+    r = ptrm("solve", url.replace(f"?{pid}/", f"?{pid.upper()}/"), "-c", ckpt, "--K", 1,
+             "--D", 1, "--json")
+    assert r.exit_code in (0, 1) and json.loads(r.stdout)["type"] == "lightup", r.output
+
+
+def test_a_closed_pipe_and_a_full_disk_end_cleanly(tmp_path):
+    """`ptrm ... | head` ended with status 1 (Rich's choice), which `ptrm solve` uses for "no
+    valid answer"; output to a full device was a traceback."""
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "ptrm_cli", "codecs"]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.close()  # the reader is gone before the first line
+    assert p.wait(timeout=300) == 141 and b"Traceback" not in p.stderr.read()
+    if Path("/dev/full").exists():
+        with open("/dev/full", "w") as full:
+            r = subprocess.run(cmd, stdout=full, stderr=subprocess.PIPE, text=True, timeout=300)
+        assert r.returncode == 2 and "No space left on device" in r.stderr, r.stderr

@@ -42,7 +42,8 @@ class GridCodec(Codec):
         first_line = 1 + text[:text.index(first)].count("\n")  # blank lines before it count
         if first.startswith("pzprv3") or "?pzprv3/" in first:
             p = formats.parse_pzprv3(text, source=source, one_size_line=self.pzprv3_one_size_line)
-            if p.pid != self.name and p.pid not in self.url_ids:  # "akari": lightup's other name
+            pid = p.pid.lower()  # type names match as --codec does, whatever their case
+            if pid != self.name and pid not in self.url_ids:  # "akari": lightup's other name
                 raise ParseError(f"pzprv3 text is a {p.pid!r} puzzle, not {self.name!r}",
                                  source=source, line=p.pid_line)
             parsed = self.parse_pzprv3(p, source=source)
@@ -53,7 +54,7 @@ class GridCodec(Codec):
                 raise ParseError("expected one puzzle: a URL, then more text on this line "
                                  "(one puzzle per file)", source=source, line=first_line + 1)
             url = formats.parse_url(first, source=source)
-            if url.urlid not in self.url_ids:
+            if url.urlid.lower() not in self.url_ids:
                 raise ParseError(f"URL is a {url.urlid!r} puzzle, not {self.name!r}", source=source)
             parsed = self.parse_url(url, source=source)
             parsed.format = "url"

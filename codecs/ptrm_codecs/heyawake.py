@@ -214,7 +214,7 @@ class HeyawakeCodec(GridCodec):
         numbers = _grid_values(clues, _clue_value, source=source, line0=p.first_line + start)
         puzzle = self._puzzle(make_board(vwall, hwall, numbers, source=source))
         answers = formats.optional_section(p, start + rows, rows, cols,
-                                           what="heyawake answer section", source=source)
+                                           what="heyawake answer", source=source)
         end = start + rows
         solution = None
         if answers is not None:

@@ -65,7 +65,7 @@ class ShakashakaCodec(BlackCellCodec):
         puzzle = self._read_clues([(p.first_line + r, row) for r, row in enumerate(clue_rows)],
                                   source=source)
         answer_rows = formats.optional_section(p, p.rows, p.rows, p.cols,
-                                               what="shakashaka answer section", source=source)
+                                               what="shakashaka answer", source=source)
         formats.expect_end(p, p.rows if answer_rows is None else 2 * p.rows, source=source)
         if answer_rows is None:
             return Parsed(puzzle)

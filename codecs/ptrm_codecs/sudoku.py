@@ -136,7 +136,7 @@ class SudokuCodec(GridCodec):
                     raise ParseError(f"sudoku given {tok!r}: expected a digit, '-' or '.'",
                                      source=source, line=p.first_line + r)
         puzzle = self._puzzle(clues, source=source)
-        answers = formats.optional_section(p, n, n, n, what="sudoku answer section",
+        answers = formats.optional_section(p, n, n, n, what="sudoku answer",
                                            source=source)
         formats.expect_end(p, n if answers is None else 2 * n, source=source)
         if answers is None:

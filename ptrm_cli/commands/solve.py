@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from ..console import console, err_console, esc
-from ..errors import PtrmError
+from ..errors import PtrmError, is_out_of_memory
 from ..options import DEVICE, JSON, resolve_device
 
 EXIT_SOLVED, EXIT_UNSOLVED = 0, 1  # usage errors: PtrmError.exit_code (2)
@@ -33,6 +33,10 @@ CPU_DEFAULTS = {"K": 8, "wave": 4, "time_limit": 20.0}
 #: step solved 91.7% against 88.3% valid at step 48: docs/PERFORMANCE.md, the H100 curve),
 #: and a check is one small read of the answers
 CHECK_EVERY = 1
+#: upper bounds on the size options: far past any use (the paper's widest is K=100, its deepest
+#: D=64), low enough that a typo is an error message rather than an allocation of terabytes
+MAX_ROLLOUTS = 100_000
+MAX_STEPS = 100_000
 #: an ARC task: the paper's ARC-AGI-2 width on a GPU; on a CPU fewer rollouts per view and the
 #: same time limit (checked between chunks of views: a 30x30 canvas is costly on a CPU)
 ARC_GPU_K = 25
@@ -45,11 +49,13 @@ PERTURB_HELP = ("Where the noise goes: z (the paper), y, both, or init (z before
 
 
 def solve(
-    input: str = typer.Argument(..., help="Puzzle file, puzz.link URL, or - for stdin.",
+    input: str = typer.Argument(..., help="Puzzle file, puzz.link URL or pzprv3 text (as a "
+                                          "file or inline), a grid whose first line names its "
+                                          "type, one JSON record, or - for stdin.",
                                 show_default=False),
-    K: int = typer.Option(None, "--K", min=1, show_default="100; 8 on CPU",
+    K: int = typer.Option(None, "--K", min=1, max=MAX_ROLLOUTS, show_default="100; 8 on CPU",
                           help="Rollouts (width)."),
-    D: int = typer.Option(None, "--D", min=1, show_default="the model's N_sup",
+    D: int = typer.Option(None, "--D", min=1, max=MAX_STEPS, show_default="the model's N_sup",
                           help="Supervision steps per rollout (depth)."),
     sigma: float = typer.Option(None, "--sigma",
                                 show_default="the checkpoint's validated σ, else 0.2",
@@ -61,16 +67,17 @@ def solve(
                                     help="With --select verified: stop at the first rules "
                                          "check that finds a valid rollout (see "
                                          "--check-every)."),
-    wave: int = typer.Option(None, "--wave", min=1, show_default="K on GPU, 4 on CPU",
+    wave: int = typer.Option(None, "--wave", min=1, max=MAX_ROLLOUTS,
+                             show_default="K on GPU, 4 on CPU",
                              help="Rollouts per wave."),
-    check_every: int = typer.Option(None, "--check-every", min=1,
+    check_every: int = typer.Option(None, "--check-every", min=1, max=MAX_STEPS,
                                     show_default="every step",
                                     help="With early stop: steps between rules checks."),
-    time_limit: float = typer.Option(None, "--time-limit", min=0.0,
+    time_limit: float = typer.Option(None, "--time-limit",
                                      show_default="none on GPU, 20 s on CPU",
                                      help="Seconds of rollouts at most; then the best so far "
-                                          "(0: no limit)."),
-    threads: int = typer.Option(None, "--threads", min=1,
+                                          "(0 or inf: no limit)."),
+    threads: int = typer.Option(None, "--threads", min=1, max=4096,
                                 show_default="CPU cores (1 when the machine is busy)",
                                 help="CPU threads for torch."),
     checkpoint: str = typer.Option(None, "--checkpoint", "-c", show_default="the bundled model",
@@ -97,7 +104,8 @@ def solve(
     """Solve one puzzle with PTRM: K noisy rollouts, pick one, check it against the rules.
 
     The input's type is read from it (a URL's or pzprv3's type name, a grid's first line); the
-    defaults on a CPU are smaller and say so (docs/INFERENCE.md).
+    defaults on a CPU are smaller and say so (docs/INFERENCE.md). Exit status: 0 solved (the
+    answer satisfies the rules), 1 no rules-valid answer found, 2 a usage or input error.
 
     Examples:
 
@@ -111,6 +119,8 @@ def solve(
 
     if sigma is not None and not 0 <= sigma < math.inf:  # here, not by typer: NaN too
         raise PtrmError(f"--sigma {sigma}: expected a finite number >= 0")
+    if time_limit is not None and not time_limit >= 0:  # NaN too
+        raise PtrmError(f"--time-limit {time_limit}: expected seconds >= 0 (0 or inf: no limit)")
     if perturb not in ("z", "y", "both", "init"):
         raise PtrmError(f"--perturb {perturb!r}: expected z, y, both or init")
     if seed >= 2**63:
@@ -159,16 +169,13 @@ def solve(
         time_limit = time_limit if time_limit is not None else CPU_DEFAULTS["time_limit"]
         if wave is None:
             wave = min(K, CPU_DEFAULTS["wave"])
-        import torch
-
-        cpu_defaults["threads"] = threads or _cpu_threads()
-        torch.set_num_threads(cpu_defaults["threads"])
+        _set_threads(threads, cpu_defaults)
     K = K if K is not None else GPU_K
     if not stops_early:
         check_every = None  # ignored (warned above): not reported as used
     elif check_every is None:
         check_every = CHECK_EVERY
-    time_limit = time_limit or None  # --time-limit 0: no limit
+    time_limit = time_limit if time_limit and time_limit < math.inf else None  # 0, inf: none
     if wave is None:
         wave = K
     # one wave is one forward batch (a puzzle's rollouts are never split): keep it in budget
@@ -181,18 +188,14 @@ def solve(
     kwargs = dict(K=K, D=D, sigma=sigma, perturb=perturb, seed=seed, selector=select,
                   early_stop=early_stop, wave=wave, chunk_rows=chunk_rows,
                   check_every=check_every, time_limit=time_limit, source=source)
-    if wave < K:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, \
-            TimeElapsedColumn
-
-        with Progress(TextColumn("rollouts"), BarColumn(), MofNCompleteColumn(),
-                      TimeElapsedColumn(), console=err_console, transient=True) as bar:
-            task = bar.add_task("rollouts", total=K)
-            res = solver.solve_puzzle(loaded, c, parsed.puzzle, family,
-                                      on_wave=lambda done, _: bar.update(task, completed=done),
-                                      **kwargs)
-    else:
-        res = solver.solve_puzzle(loaded, c, parsed.puzzle, family, **kwargs)
+    try:
+        res = _run_waves(solver, loaded, c, parsed.puzzle, family, kwargs)
+    except RuntimeError as e:  # torch.OutOfMemoryError is one
+        if not is_out_of_memory(e):
+            raise
+        raise PtrmError(f"out of memory on {device}: {K} rollouts of {D} steps (waves of "
+                        f"{wave}) do not fit", hint="a smaller --K or --wave, or --memory "
+                        "for a smaller budget") from None
 
     # the input may carry an answer (pzprv3 with answers, a dataset record): compare only with
     # a complete, rules-valid one (pzprv3 files carry an empty answer grid, too)
@@ -209,6 +212,21 @@ def solve(
         _show(res, matches, settings)
     # an answer nothing can judge (an ARC grid without its output) is an answer, not a failure
     raise typer.Exit(EXIT_SOLVED if res.valid or not res.codec.judges(res.puzzle) else EXIT_UNSOLVED)
+
+
+def _run_waves(solver, loaded, c, puzzle, family, kwargs: dict):
+    """solve_puzzle, with a progress bar over the rollouts when they run in several waves."""
+    if kwargs["wave"] >= kwargs["K"]:
+        return solver.solve_puzzle(loaded, c, puzzle, family, **kwargs)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, \
+        TimeElapsedColumn
+
+    with Progress(TextColumn("rollouts"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=err_console, transient=True) as bar:
+        task = bar.add_task("rollouts", total=kwargs["K"])
+        return solver.solve_puzzle(loaded, c, puzzle, family,
+                                   on_wave=lambda done, _: bar.update(task, completed=done),
+                                   **kwargs)
 
 
 def _json(res: "solver.SolveResult", parsed, source: str, matches, s: dict) -> dict:
@@ -253,8 +271,9 @@ def _show(res: "solver.SolveResult", matches, s: dict) -> None:
                       highlight=False)
     else:
         console.print(f"[bold red]no rules-valid solution[/] among {res.rollouts} rollouts; "
-                      f"shown: the {s['selector']} pick, which breaks "
-                      f"{len(res.violations)} rule(s):", highlight=False, soft_wrap=True)
+                      f"shown: the {s['selector']} pick, with "
+                      f"{len(res.violations)} rule violation(s):", highlight=False,
+                      soft_wrap=True)
         for v in res.violations[:5]:
             console.print(f"  [red]{v.code}[/] {esc(v.message)}", highlight=False, soft_wrap=True)
         if len(res.violations) > 5:
@@ -286,6 +305,15 @@ def _show(res: "solver.SolveResult", matches, s: dict) -> None:
         console.print(f"[dim]CPU defaults: {' '.join(parts)} (GPU: K={GPU_K} in one wave, "
                       f"no time limit); set --K, --wave, --time-limit, --threads to change[/]",
                       highlight=False, soft_wrap=True)
+
+
+def _set_threads(threads: int | None, cpu_defaults: dict) -> None:
+    """torch's CPU threads: the given number, else our default, which the output states."""
+    import torch
+
+    torch.set_num_threads(threads or _cpu_threads())
+    if threads is None:
+        cpu_defaults["threads"] = torch.get_num_threads()
 
 
 def _cpu_threads() -> int:
@@ -350,12 +378,9 @@ def _solve_arc_task(input: str, task_id: str | None, model, *, K, D, sigma, pert
         cpu_defaults = {k: v for k, v in ARC_CPU_DEFAULTS.items() if given[k] is None}
         K = K if K is not None else ARC_CPU_DEFAULTS["K"]
         time_limit = time_limit if time_limit is not None else ARC_CPU_DEFAULTS["time_limit"]
-        import torch
-
-        cpu_defaults["threads"] = threads or _cpu_threads()
-        torch.set_num_threads(cpu_defaults["threads"])
+        _set_threads(threads, cpu_defaults)
     K = K if K is not None else ARC_GPU_K
-    time_limit = time_limit or None  # --time-limit 0: no limit
+    time_limit = time_limit if time_limit and time_limit < math.inf else None  # 0, inf: none
     chunk_rows = solver.plan_chunk_rows(loaded.config, K, D,
                                         budget or solver.default_memory(device))
     kwargs = dict(K=K, D=D, sigma=sigma, perturb=perturb, seed=seed, max_views=views,
