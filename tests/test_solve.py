@@ -563,3 +563,16 @@ def test_a_closed_pipe_and_a_full_disk_end_cleanly(tmp_path):
         with open("/dev/full", "w") as full:
             r = subprocess.run(cmd, stdout=full, stderr=subprocess.PIPE, text=True, timeout=300)
         assert r.returncode == 2 and "No space left on device" in r.stderr, r.stderr
+
+
+def test_a_line_of_a_built_datasets_puzzles_jsonl_solves(ckpt, tmp_path):
+    """INFERENCE.md says "one JSON dataset record"; a puzzles.jsonl line (type, key, text,
+    answer) was refused as an unrecognised record."""
+    url = LIGHTUP.read_text().strip()
+    line = {"answer": [[0] * 10 for _ in range(10)], "key": url, "line": 1,
+            "source": "gen.jsonl", "text": url, "type": "lightup"}
+    (tmp_path / "rec.json").write_text(json.dumps(line, sort_keys=True) + "\n")
+    r = ptrm("solve", tmp_path / "rec.json", "-c", ckpt, "--K", 1, "--D", 1, "--json")
+    assert r.exit_code in (0, 1), r.output
+    out = json.loads(r.stdout)
+    assert out["type"] == "lightup" and out["format"] == "record"

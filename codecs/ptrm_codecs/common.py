@@ -105,9 +105,11 @@ class GridCodec(Codec):
             for key in ("problem", "solution"):
                 _check_text(record[key], f"janko entry: {key!r}", source=source, line=line)
             return self.from_janko(record["problem"], record["solution"], source=source)
-        if "url" in record and "answer" in record:
-            _check_text(record["url"], "ptrm record: 'url'", source=source, line=line)
-            puzzle = self.parse(record["url"], source=source).puzzle
+        if ("url" in record or "text" in record) and "answer" in record:
+            # `text`: a line of a built dataset's puzzles.jsonl (its URL, or pzprv3 text)
+            field = "url" if "url" in record else "text"
+            _check_text(record[field], f"ptrm record: {field!r}", source=source, line=line)
+            puzzle = self.parse(record[field], source=source).puzzle
             try:
                 grid = np.asarray(record["answer"], dtype=np.int16)
             except (TypeError, ValueError, OverflowError):
@@ -120,8 +122,8 @@ class GridCodec(Codec):
                                  source=source, line=line)
             return puzzle, Solution(self.name, grid)
         raise ParseError("unrecognised record: expected a PPBench record (solution_enc), a janko "
-                         "entry (problem, solution) or a ptrm record (url, answer)",
-                         source=source, line=line)
+                         "entry (problem, solution), a ptrm record (url, answer) or a dataset's "
+                         "puzzles.jsonl line (text, answer)", source=source, line=line)
 
     def apply_moves(self, puzzle: Puzzle, moves: list[list[formats.Move]]) -> Solution:
         raise PtrmError(f"{self.name}: PPBench moves are not supported")
