@@ -238,8 +238,9 @@ def test_parse_forms_and_records(codec, tasks):
     assert grid.format == "grid" and grid.solution is None
     assert registry.detect(json.dumps(task)).name == "arc"
     assert registry.detect(json.dumps(task["train"][0]["input"])).name == "arc"
-    with pytest.raises(ParseError, match="holds 2 ARC tasks"):
+    with pytest.raises(ParseError, match="holds 2 ARC tasks") as many:
         codec.parse(json.dumps({"a": task, "b": task}))
+    assert "--task ID (e.g. --task a)" in many.value.hint  # the command, not a Python name
     with pytest.raises(ParseError, match="colours are 0..9"):
         codec.parse("[[1, 10]]")
     with pytest.raises(ParseError, match="at most 30x30"):

@@ -392,7 +392,9 @@ class ArcCodec(Codec):
             return self._first_test(tasks[0][0], tasks[0][1], source)
         if tasks:
             raise ParseError(f"this file holds {len(tasks)} ARC tasks; pass one task",
-                             source=source, hint="`ptrm_codecs.arc.load_tasks` reads them all")
+                             source=source, hint=f"ptrm solve FILE --task ID (e.g. --task "
+                                                 f"{tasks[0][0]}); in Python, "
+                                                 "ptrm_codecs.arc.load_tasks reads them all")
         raise ParseError("ARC input: expected a task {train, test}, a pair {input, output} or "
                          "a grid", source=source)
 
