@@ -55,6 +55,21 @@ def test_codecs_table(installed_codec):
     assert "sudoku" in result.output and "ppbench" in result.output and "294" in result.output
 
 
+def test_one_codecs_documentation(installed_codec):
+    """`ptrm codecs TYPE`: the grid formats a puzzle person can type were only in the source.
+    A codec's own docstring (nurikabe's class has none: its module's, not a base class's)."""
+    installed_codec("lightup")
+    installed_codec("nurikabe")
+    result = runner.invoke(app, ["codecs", "lightup"])
+    assert result.exit_code == 0, result.output
+    assert "Formats:" in result.output and "plain grid" in result.output
+    result = runner.invoke(app, ["codecs", "nurikabe", "--json"])
+    doc = json.loads(result.stdout)
+    assert doc["name"] == "nurikabe" and doc["doc"].startswith("Nurikabe")
+    result = runner.invoke(app, ["codecs", "nosuch"])
+    assert result.exit_code == 2 and "unknown puzzle type 'nosuch'" in result.output
+
+
 def test_codecs_json(installed_codec):
     installed_codec("sudoku")
     rows = _codecs_json()

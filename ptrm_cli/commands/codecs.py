@@ -8,11 +8,16 @@ import typer
 from rich.table import Table
 
 from .. import codec as registry
-from ..console import console
+from ..console import console, esc
 from ..options import JSON
 
 
-def list_codecs(as_json: bool = JSON):
+def list_codecs(
+    name: str = typer.Argument(None, metavar="TYPE", show_default=False,
+                               help="One type: its documentation (the input formats it reads, "
+                                    "its tokens and rules), as its codec gives it."),
+    as_json: bool = JSON,
+):
     """List installed puzzle types: family, grid, sequence length, vocabulary, provider.
 
     Plugins add types through the `ptrm.codecs` entry point group (docs/PLUGINS.md).
@@ -20,8 +25,12 @@ def list_codecs(as_json: bool = JSON):
     Examples:
 
         ptrm codecs
+        ptrm codecs lightup
         ptrm codecs --json
     """
+    if name is not None:
+        _show_one(name, as_json)
+        return
     rows = []
     for name, reg in registry.registered().items():
         for fam in reg.codec.families:
@@ -42,3 +51,30 @@ def list_codecs(as_json: bool = JSON):
         table.add_row("" if again else r["name"], r["family"], r["grid"], str(r["seq_len"]),
                       str(r["vocab_size"]), r["provider"], "" if again else r["description"])
     console.print(table)
+
+
+def _show_one(name: str, as_json: bool) -> None:
+    """One codec's own documentation: its class docstring (else its module's), where a codec
+    says how its puzzles are written (docs/PLUGINS.md asks plugins to)."""
+    import inspect
+    import sys
+
+    codec = registry.get(name)  # an unknown name: one error listing the installed ones
+    reg = registry.registered()[codec.name]
+    cls = type(codec)
+    own = cls.__dict__.get("__doc__")  # its own: inspect.getdoc would give a base class's
+    doc = (inspect.cleandoc(own) if own else inspect.getdoc(sys.modules.get(cls.__module__))) \
+        or "(this codec has no documentation)"
+    families = [f"{f.name} ({f.rows}x{f.cols}, {len(f.vocab)} tokens)" for f in codec.families]
+    if as_json:
+        typer.echo(json.dumps({"name": codec.name, "description": codec.description,
+                               "provider": reg.provider, "families": [f.name for f in
+                                                                      codec.families],
+                               "doc": doc}, indent=1))
+        return
+    console.print(f"[bold]{esc(codec.name)}[/]: {esc(codec.description)}", highlight=False)
+    console.print(f"provider {esc(reg.provider)}; families {esc(', '.join(families))}",
+                  highlight=False)
+    console.print()
+    console.print(esc(doc), highlight=False)
+
