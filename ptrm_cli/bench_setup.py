@@ -12,9 +12,12 @@ from __future__ import annotations
 import sys
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import torch
+
+from .errors import PtrmError
 
 MODES = ("eager", "fast", "fast-autotune", "fast-step", "adaptive", "curve", "profile")
 FORMAT = "ptrm-bench/1"
@@ -123,13 +126,9 @@ def load_puzzles(o: BenchOptions, loaded) -> Puzzles:
     """The benchmark's puzzles: a labelled split when asked (or, for auto, when the golden set,
     the codecs and a matching vocabulary are all here), else random tokens. With fewer puzzles
     in the split than --puzzles, the split is repeated (a benchmark needs the batch size)."""
-    from .errors import PtrmError
-
     cfg = loaded.config
     ev = None
     if o.data is not None:  # a typo must not turn into a benchmark on random tokens
-        from pathlib import Path
-
         if not Path(o.data).is_dir():
             raise PtrmError(f"--data {o.data}: no such dataset folder")
         if o.split in ("auto", "random"):
@@ -170,8 +169,6 @@ def load_puzzles(o: BenchOptions, loaded) -> Puzzles:
 def _dataset_arrays(o: BenchOptions, loaded) -> Puzzles | None:
     """A `ptrm build-data` split read as arrays (labels, no verifier): for data whose puzzle
     type has no codec for this model's family. None when --split/--data is not a dataset."""
-    from pathlib import Path
-
     from .engine.data import load_dataset
 
     root = Path(o.data) if o.data else Path(o.split)
@@ -181,15 +178,11 @@ def _dataset_arrays(o: BenchOptions, loaded) -> Puzzles | None:
     ds = load_dataset(root)
     name = name or next((s for s in ("val", "test") if s in ds.splits), next(iter(ds.splits)))
     if name not in ds.splits:
-        from .errors import PtrmError
-
         raise PtrmError(f"dataset {root} has no split {name!r} (it has "
                         f"{', '.join(ds.splits)})")
     s = ds.splits[name]
     n = min(len(s), o.puzzles)
     if n == 0:
-        from .errors import PtrmError
-
         raise PtrmError(f"{root}/{name}: no puzzles to run")
     ids = None
     if loaded.config.puzzle_emb_ndim > 0:
