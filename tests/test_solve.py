@@ -159,8 +159,9 @@ def test_exit_0_on_a_valid_solution_with_early_stop(ckpt, sudoku):
 
 def test_memory_budget_caps_the_wave(ckpt, sudoku):
     codec, puzzle, _ = sudoku
-    r = ptrm("solve", codec.to_url(puzzle), "-c", ckpt, "--K", 3, "--D", 1, "--memory", "1KB",
-             "--json")
+    row = solver.bytes_per_row(solver.load_model(str(ckpt), "cpu").config, 1)
+    r = ptrm("solve", codec.to_url(puzzle), "-c", ckpt, "--K", 3, "--D", 1, "--memory",
+             str(row), "--json")  # room for one rollout at a time
     out = json.loads(r.stdout)
     assert r.exit_code == 1 and out["waves"] == 3 and out["rollouts"] == 3
 
@@ -576,3 +577,15 @@ def test_a_line_of_a_built_datasets_puzzles_jsonl_solves(ckpt, tmp_path):
     assert r.exit_code in (0, 1), r.output
     out = json.loads(r.stdout)
     assert out["type"] == "lightup" and out["format"] == "record"
+
+
+def test_a_memory_budget_too_small_or_that_cuts_the_wave_says_so(ckpt):
+    """`--memory 1B` ran with waves of 1 and `--wave 4` was silently cut to what fit."""
+    loaded = solver.load_model(str(ckpt), "cpu")
+    row = solver.bytes_per_row(loaded.config, 2)
+    bad("solve", LIGHTUP, "-c", ckpt, "--D", 2, "--memory", "1B",
+        match="--memory 1B: one rollout of this model needs about")
+    r = ptrm("solve", LIGHTUP, "-c", ckpt, "--K", 4, "--wave", 4, "--D", 2, "--memory",
+             str(2 * row), "--json")
+    assert r.exit_code in (0, 1), r.output
+    assert json.loads(r.stdout)["wave"] == 2 and "waves of 2 rollouts, not 4" in r.stderr

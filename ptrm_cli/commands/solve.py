@@ -179,8 +179,15 @@ def solve(
     if wave is None:
         wave = K
     # one wave is one forward batch (a puzzle's rollouts are never split): keep it in budget
-    budget = budget or solver.default_memory(device)
-    wave = max(1, min(wave, K, budget // solver.bytes_per_row(loaded.config, D)))
+    row = solver.bytes_per_row(loaded.config, D)
+    if memory is not None and budget is not None and budget < row:
+        raise PtrmError(f"--memory {memory}: one rollout of this model needs about "
+                        f"{row / 2**20:.0f} MB", hint="a larger --memory, or leave it out")
+    fits = (budget or solver.default_memory(device)) // row
+    if "wave" not in cpu_defaults and fits < min(wave, K):  # a --wave of the user's, cut
+        err_console.print(f"[yellow]note:[/] waves of {max(1, fits)} rollouts, not {wave}: "
+                          "that many fit in the memory budget (--memory)", highlight=False)
+    wave = max(1, min(wave, K, fits))
     chunk_rows = wave
     if "wave" in cpu_defaults:
         cpu_defaults["wave"] = wave  # the value used (never more than K)
