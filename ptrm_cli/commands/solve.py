@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from ..console import console, err_console, esc
+from ..console import console, err_console, esc, fraction_progress
 from ..errors import PtrmError, is_out_of_memory
 from ..options import DEVICE, JSON, resolve_device
 
@@ -222,18 +222,13 @@ def solve(
 
 
 def _run_waves(solver, loaded, c, puzzle, family, kwargs: dict):
-    """solve_puzzle, with a progress bar over the rollouts when they run in several waves."""
+    """solve_puzzle, with progress over the rollouts when they run in several waves (a bar on
+    a terminal, else a line per tenth)."""
     if kwargs["wave"] >= kwargs["K"]:
         return solver.solve_puzzle(loaded, c, puzzle, family, **kwargs)
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, \
-        TimeElapsedColumn
-
-    with Progress(TextColumn("rollouts"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=err_console, transient=True) as bar:
-        task = bar.add_task("rollouts", total=kwargs["K"])
+    with fraction_progress("rollouts") as update:
         return solver.solve_puzzle(loaded, c, puzzle, family,
-                                   on_wave=lambda done, _: bar.update(task, completed=done),
-                                   **kwargs)
+                                   on_wave=lambda done, _: update(done / kwargs["K"]), **kwargs)
 
 
 def _json(res: "solver.SolveResult", parsed, source: str, matches, s: dict) -> dict:
