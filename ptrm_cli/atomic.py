@@ -92,6 +92,15 @@ def _exchange(a: Path, b: Path) -> bool:
     return renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
 
 
+def refuse_file(out: str | os.PathLike, hint: str | None = None) -> None:
+    """`--out` names a folder the command writes whole: a file there is refused, not replaced."""
+    from .errors import PtrmError
+
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise PtrmError(f"--out {out} is a file", hint=hint)
+
+
 @contextlib.contextmanager
 def exclusive(path: str | os.PathLike, what: str):
     """Hold the one writer's lock on `path` (a file or folder a job writes) for the block; a

@@ -48,6 +48,7 @@ from pathlib import Path
 from . import __version__, sudoku_aug
 from . import build_augment as aug
 from . import sources as src
+from .atomic import refuse_file
 from .build_decode import Entry, canonical_key, decode_task, puzzle_text
 from .build_options import (AUGMENTATIONS, DEFAULT_SIZES, DEFAULT_VAL_OVERRIDES,
                             DEFAULT_VAL_PER_TYPE, MAX_MESSAGES, PPBENCH_TYPES, REASONS, SPLITS,
@@ -258,8 +259,7 @@ def _umask_mode(out: Path) -> None:
 
 def _check_out(out: Path) -> None:
     """Refuse to replace anything but a ptrm dataset (the write replaces the folder whole)."""
-    if out.exists() and not out.is_dir():
-        raise PtrmError(f"--out {out} is a file")
+    refuse_file(out)
     if out.is_dir() and any(out.iterdir()) and not (out / "meta.json").is_file():
         raise PtrmError(f"--out {out} exists and is not a ptrm dataset: refusing to replace it",
                         hint="pick a new folder, or an earlier build-data output to rebuild")

@@ -329,7 +329,7 @@ def test_convert_out_that_cannot_be_a_folder(step0, tmp_path):
 
     sets = [arg for k, v in SETTINGS.items() for arg in ("--set", f"{k}={v}")]
     (tmp_path / "f").write_text("keep")
-    for out, message in ((tmp_path / "f", "a file; a checkpoint is a folder"),
+    for out, message in ((tmp_path / "f", "is a file"),
                          (tmp_path / "f" / "ck", "cannot write there")):
         res = CliRunner().invoke(app, ["convert", str(step0), "--out", str(out), *sets])
         assert res.exit_code == 2 and message in res.output, res.output

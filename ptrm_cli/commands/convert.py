@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from ..atomic import exclusive
+from ..atomic import exclusive, refuse_file
 from ..console import console
 from ..errors import PtrmError
 from ..options import JSON
@@ -92,9 +92,8 @@ def convert(
     ids = _identifiers(step_file, model, vocab, meta, identifiers)
     if ids is not None:
         meta["identifiers_from"] = ids.source
-    if out.exists() and not out.is_dir():
-        raise PtrmError(f"--out {out}: a file; a checkpoint is a folder",
-                        hint="give a folder path (it is created, or replaced whole)")
+    refuse_file(out, hint="a checkpoint is a folder: give its path (it is created, or "
+                          "replaced whole)")
     # one writer per folder; an unwritable place is one line, not a traceback
     with exclusive(out, "convert --out"):
         save_checkpoint(out, model, vocab, meta, identifiers=ids.names if ids else None)

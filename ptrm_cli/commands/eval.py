@@ -9,7 +9,7 @@ from pathlib import Path
 
 import typer
 
-from ..atomic import exclusive
+from ..atomic import exclusive, refuse_file
 from ..console import console, err_console, esc, fraction_progress
 from ..errors import PtrmError, is_out_of_memory
 from ..options import DEVICE, JSON, resolve_device, type_list
@@ -309,9 +309,7 @@ def _given_options(ctx: typer.Context, keep: set[str]) -> list[str]:
 
 
 def _check_out(out: Path) -> None:
-    if out.exists() and not out.is_dir():
-        raise PtrmError(f"--out {out} is a file",
-                        hint="pass a folder: report.json, the plots and partial.json go there")
+    refuse_file(out, hint="pass a folder: report.json, the plots and partial.json go there")
 
 
 def _merge(paths: list[Path], out: Path, *, plots: bool, as_json: bool) -> None:
