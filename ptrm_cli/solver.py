@@ -95,6 +95,11 @@ def _text(data: bytes | str, source: str) -> str:
     if len(data) > MAX_INPUT_BYTES:
         raise PtrmError(f"{source}: more than {MAX_INPUT_BYTES // 1024} KB; a puzzle file is "
                         "a few KB", hint="pass one puzzle at a time; `ptrm eval` takes datasets")
+    # line ends as Windows (CRLF) and classic Mac (CR alone) write them read as newlines
+    return _decoded(data, source).replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _decoded(data: bytes | str, source: str) -> str:
     if isinstance(data, str):
         return data
     if data[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):  # Windows "Unicode" text

@@ -589,3 +589,13 @@ def test_a_memory_budget_too_small_or_that_cuts_the_wave_says_so(ckpt):
              str(2 * row), "--json")
     assert r.exit_code in (0, 1), r.output
     assert json.loads(r.stdout)["wave"] == 2 and "waves of 2 rollouts, not 4" in r.stderr
+
+
+def test_classic_mac_line_ends_read_as_newlines(ckpt, tmp_path):
+    """A pzprv3 file with CR-only line ends said it ended before the puzzle type line."""
+    text = (Path(__file__).resolve().parents[1] / "examples" / "puzzles" /
+            "shakashaka.pzprv3").read_text()
+    (tmp_path / "cr.pzprv3").write_bytes(text.replace("\n", "\r").encode())
+    r = ptrm("solve", tmp_path / "cr.pzprv3", "-c", ckpt, "--K", 1, "--D", 1, "--json")
+    assert r.exit_code in (0, 1), r.output
+    assert json.loads(r.stdout)["format"] == "pzprv3"
