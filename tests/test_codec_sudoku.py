@@ -194,6 +194,15 @@ def test_bad_sudoku_text_is_a_clear_parse_error(sudoku, text, match):
         sudoku.parse(text, source="bad.txt")
 
 
+def test_text_after_a_grid_is_pointed_at(sudoku):
+    """It said "expected 4, 6 or 9 grid lines, found 10" at the grid's first line."""
+    grid = "\n".join([".4...5..."] * 9)
+    with pytest.raises(ParseError, match=r"bad.txt:12: text after the 9x9 grid"):
+        sudoku.parse("sudoku\n" + grid + "\n\ngarbage", source="bad.txt")
+    with pytest.raises(ParseError, match="expected 4, 6 or 9 grid lines, found 5"):
+        sudoku.parse("\n".join(["123456789"] * 5), source="bad.txt")
+
+
 def test_pzprv3_answers_are_checked(sudoku):
     """The answer section holds digits 1..n or '.'/marks, each optionally with pencil marks;
     anything else is an error naming its line, as for the givens."""

@@ -165,6 +165,13 @@ class SudokuCodec(GridCodec):
             rows = [flat[i * n:(i + 1) * n] for i in range(n)]
         n = len(rows)
         if n not in SIZES:
+            # more lines than a grid, the first of them a grid's width: the extra one is the
+            # mistake (a note, a second puzzle), so point at it
+            size = len(rows[0])
+            if size in SIZES and n > size and all(len(r) == size for r in rows[:size]):
+                extra = [i for i, ln in enumerate(lines) if ln.strip()][size]
+                raise ParseError(f"text after the {size}x{size} grid (one puzzle per input)",
+                                 source=source, line=first_line + extra)
             raise ParseError(f"expected 4, 6 or 9 grid lines, found {n}", source=source,
                              line=first_line)
         clues = np.zeros((n, n), dtype=np.int16)
