@@ -156,6 +156,7 @@ def test_two_grids_are_not_one_taller_grid(name, installed_codec):
     ({"url": 5, "answer": [[0]]}, "'url' must be puzzle text"),
     ({"url": None, "answer": [[0]]}, "'url' must be puzzle text"),
     ({"puzzlink_url": 7, "solution_enc": ""}, "'puzzlink_url' must be puzzle text"),
+    ({"solution_enc": ""}, "no 'puzzlink_url' \\(or 'puzzle_url'\\) field"),  # said 'found ""'
     ({"problem": ["1"], "solution": ""}, "'problem' must be puzzle text"),
     ({"url": "URL", "answer": "x"}, "'answer' must be {rows} rows of {cols} integers"),
     ({"url": "URL", "answer": [[0, None]]}, "'answer' must be {rows} rows of {cols} integers"),

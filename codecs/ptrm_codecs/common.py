@@ -90,6 +90,9 @@ class GridCodec(Codec):
         ({"problem", "solution"}) and ptrm records ({"type", "url", "answer"})."""
         if "solution_enc" in record:
             url = formats.record_url(record)
+            if "puzzlink_url" not in record and "puzzle_url" not in record:
+                raise ParseError("PPBench record without its puzzle: no 'puzzlink_url' (or "
+                                 "'puzzle_url') field", source=source, line=line)
             _check_text(url, "PPBench record: 'puzzlink_url'", source=source, line=line)
             puzzle = self.parse(url, source=source).puzzle
             sol = formats.decode_solution(record, source=source, line=line)
