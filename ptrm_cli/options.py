@@ -24,3 +24,14 @@ def type_list(text: str | None) -> list[str] | None:
         raise PtrmError(f"--types {text!r} names no puzzle type",
                         hint="e.g. --types tapa,nurikabe; leave it out for every type")
     return names
+
+
+def given_options(ctx: typer.Context, keep: set[str]) -> list[str]:
+    """The options given on the command line (or by environment), other than `keep`, by their
+    first name: those a mode of a command cannot honour (eval --merge, build-data --family
+    arc), default value or not."""
+    # by the enum's name: newer typer releases vendor their own click, with its own enum
+    return [p.opts[0] for p in ctx.command.params if p.name not in keep and
+            getattr(ctx.get_parameter_source(p.name), "name", None) in ("COMMANDLINE",
+                                                                         "ENVIRONMENT")]
+

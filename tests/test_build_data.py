@@ -631,6 +631,8 @@ def test_unknown_types_are_refused_before_reading(tmp_path, monkeypatch):
 @pytest.mark.parametrize("args, message", [
     (["--sizes", "sudoku=9x9,nurikabee=10x10"], "--sizes: no installed codec for 'nurikabee'"),
     (["--test-set", "evaluation"], "--test-set names an ARC subset"),
+    (["--family", "arc", "--types", "sudoku", "--val-per-type", "5"],
+     "--family arc builds TRM's ARC recipe, which --val-per-type, --types do not apply to"),
 ])
 def test_options_that_would_do_nothing_are_refused(tmp_path, monkeypatch, args, message):
     """A misspelt --sizes type used to keep its puzzles at the default size, and --test-set

@@ -16,10 +16,14 @@ from .. import build as B
 from ..atomic import exclusive
 from ..console import console, esc
 from ..errors import PtrmError
-from ..options import JSON, type_list
+from ..options import JSON, given_options, type_list
+
+#: what `--family arc` (TRM's ARC recipe, arc_data.py) reads; every other option would be ignored
+ARC_OPTIONS = {"sources", "out", "seed", "augment", "test_set", "dry_run", "as_json", "family"}
 
 
 def build_data(
+    ctx: typer.Context,
     sources: list[Path] = typer.Argument(..., show_default=False, help=(
         "Source folders or files: PPBench JSONL (golden_300.jsonl, full_dataset.jsonl), "
         "ptrm records (.jsonl), janko JSON, one-line sudoku lists (.txt), Sudoku-Extreme CSV "
@@ -94,6 +98,10 @@ def build_data(
     if test_set is not None and family != "arc":
         raise PtrmError("--test-set names an ARC subset: it applies with --family arc only")
     if family == "arc":  # Kaggle ARC challenge files: TRM's recipe (ptrm_cli/arc_data.py)
+        if ignored := given_options(ctx, keep=ARC_OPTIONS):
+            raise PtrmError(f"--family arc builds TRM's ARC recipe, which {', '.join(ignored)} "
+                            "do not apply to", hint="it takes --out, --seed, --augment, "
+                                                   "--test-set, --dry-run and --json")
         from ..arc_data import build_arc
 
         summary = build_arc(sources, None if dry_run else out, num_aug=augment, seed=seed,

@@ -12,7 +12,7 @@ import typer
 from ..atomic import exclusive, refuse_file
 from ..console import console, err_console, esc, fraction_progress
 from ..errors import PtrmError, is_out_of_memory
-from ..options import DEVICE, JSON, resolve_device, type_list
+from ..options import DEVICE, JSON, given_options, resolve_device, type_list
 
 
 def _floats(values: list[str], flag: str) -> list[float]:
@@ -118,7 +118,7 @@ def evaluate(
         ptrm eval --merge runs/s0 --merge runs/s1 -o runs/merged
     """
     if merge:
-        given = _given_options(ctx, keep={"merge", "out", "plots", "as_json"})
+        given = given_options(ctx, keep={"merge", "out", "plots", "as_json"})
         if given:  # silently ignored, they would suggest the merge applied them
             raise PtrmError(f"--merge runs nothing, so {', '.join(given)} would have no effect: "
                             "a merge keeps the settings its reports ran with",
@@ -297,15 +297,6 @@ def _saved_runs(out: Path, loaded, evset, settings, *, resume: bool, write: bool
         err_console.print(f"[dim]nothing saved in {esc(path)} yet: running everything[/]",
                           highlight=False)
     return saved
-
-
-def _given_options(ctx: typer.Context, keep: set[str]) -> list[str]:
-    """The options given on the command line (or by environment), other than `keep`, by their
-    first name: those a --merge cannot honour, default value or not."""
-    # by the enum's name: newer typer releases vendor their own click, with its own enum
-    return [p.opts[0] for p in ctx.command.params if p.name not in keep and
-            getattr(ctx.get_parameter_source(p.name), "name", None) in ("COMMANDLINE",
-                                                                         "ENVIRONMENT")]
 
 
 def _check_out(out: Path) -> None:

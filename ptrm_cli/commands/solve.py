@@ -78,7 +78,7 @@ def solve(
                                      help="Seconds of rollouts at most; then the best so far "
                                           "(0 or inf: no limit)."),
     threads: int = typer.Option(None, "--threads", min=1, max=4096,
-                                show_default="CPU cores (1 when the machine is busy)",
+                                show_default="CPU cores less the load average, at least 1",
                                 help="CPU threads for torch."),
     checkpoint: str = typer.Option(None, "--checkpoint", "-c", show_default="the bundled model",
                                    help="Checkpoint folder (or official TRM step file)."),

@@ -162,7 +162,7 @@ class ShakashakaGenerator(Generator):
               "triangles": (0.9, "solver's preference for a triangle in a white cell"),
               "repairs": (12.0, "black cells that may be added to make the puzzle unique"),
               "numbered": (0.6, "stop removing numbers at this fraction of black cells "
-                                "(janko: 0.63); 0 = minimal")}
+                                "(janko: 0.68); 0 = minimal")}
     fractions = frozenset({"black", "symmetric", "triangles", "numbered"})
 
     # -- making ----------------------------------------------------------------------------
