@@ -45,7 +45,9 @@ def _shown_type(self, ctx):
     return None if shown and shown.startswith("<list[") else shown
 
 
-_TYPER_SHOWN = {cls: cls.display_type_rich for cls in (TyperOption, TyperArgument)}
+# older typers (0.12-0.2x, which pyproject allows) have no such method and show no types
+_TYPER_SHOWN = {cls: cls.display_type_rich for cls in (TyperOption, TyperArgument)
+                if hasattr(cls, "display_type_rich")}
 for _cls in _TYPER_SHOWN:
     _cls.display_type_rich = _shown_type
 

@@ -25,9 +25,11 @@ from safetensors.torch import load_file
 
 from ptrm_cli.engine.data import Split, load_dataset, write_dataset
 from ptrm_cli.engine.losses import act_loss, softmax_cross_entropy, stablemax_cross_entropy
+from ptrm_cli.engine.model import Carry
 from ptrm_cli.engine.sudoku4 import VOCAB, write_sudoku4
 from ptrm_cli.engine.train import BatchStream, Stop, load_config, train
 from ptrm_cli.engine.train_config import check_config
+from ptrm_cli.engine.train_loop import Trainer
 from ptrm_cli.errors import PtrmError
 from ptrm_cli.vocab import Vocab
 
@@ -326,7 +328,6 @@ def test_final_step_recipe(sudoku4, tmp_path):
     the tiny TRM-MLP learns 4x4 sudoku with it too."""
     from ptrm_cli.engine.train import load_config
     from ptrm_cli.engine.train_config import check_config
-    from ptrm_cli.engine.train_loop import Trainer
 
     doc = config(tmp_path / "run", sudoku4, model=TINY_MLP,
                  train=dict(global_batch_size=64, max_steps=250, lr=3e-3, lr_warmup_steps=50,
@@ -745,3 +746,31 @@ def test_the_toy_task_command_writes_the_tiny_recipes_dataset(tmp_path, capsys):
     assert not train_rows & {tuple(r) for r in np.asarray(ds.splits["val"].labels)}  # unseen
     assert sudoku4.main([]) == 2 and "usage" in capsys.readouterr().err
     assert "data/sudoku4" in (REPO / "examples/configs/tiny-cpu.yaml").read_text()
+
+
+def test_a_cuda_graphed_evaluation_copies_each_carry_out(sudoku4, tmp_path):
+    """CUDA graphs (train.compile_mode reduce-overhead) write each replay's outputs into the same
+    buffers; the evaluation feeds step t's carry into step t + 1, so it must copy it out first
+    (on the device, torch raised "accessing tensor output of CUDAGraphs that has been
+    overwritten"). A stand-in graph that poisons its output buffers at every call checks this
+    on the CPU."""
+    trainer = Trainer(load_config(None, base=config(tmp_path / "run", sudoku4,
+                                                    model=TINY_MLP)))
+    for _ in range(20):
+        trainer.train_step()
+    plain = trainer.evaluate()
+    step, buffers = trainer.eval_step, {}
+
+    def replay(carry, x):
+        for b in buffers.values():   # a replay overwrites what the last one returned...
+            b.fill_(float("nan"))
+        out = step(carry, x)
+        for name, t in zip(Carry._fields, out.carry):   # ...and returns its outputs there
+            buffers.setdefault(name, torch.empty_like(t)).copy_(t)
+        return out._replace(carry=Carry(buffers["y"], buffers["z"]))
+
+    trainer.eval_step = replay
+    trainer.graphed = True
+    assert trainer.evaluate() == plain
+    trainer.graphed = False   # without the copies the poisoned buffers are read back
+    assert trainer.evaluate() != plain

@@ -49,7 +49,17 @@ from .train_dist import DistInfo, any_rank, setup_distributed, wrap_ddp
 from .train_log import Reporter
 
 
+#: torch.compile modes that replay CUDA graphs
+CUDA_GRAPH_MODES = ("reduce-overhead", "max-autotune")
+
+
+def _owned(carry: Carry) -> Carry:
+    """A copy of a carry that a CUDA graph's next replay cannot overwrite."""
+    return Carry(carry.y.clone(), carry.z.clone())
+
+
 # -- EMA -----------------------------------------------------------------------------------------
+
 
 class EMA:
     """A second TRM whose parameters are the exponential moving average of the trained ones
@@ -210,6 +220,9 @@ class Trainer:
         if t.compile:
             step_fn = torch.compile(self.model.step, mode=t.compile_mode)
             self.eval_step = torch.compile(eval_model.step, mode=t.compile_mode)
+        # CUDA graphs (reduce-overhead, max-autotune) write every replay's outputs into the same
+        # buffers, so a carry that outlives the next call of its graph must be copied out
+        self.graphed = bool(t.compile) and t.compile_mode in CUDA_GRAPH_MODES
         self.forward: nn.Module = _TrainStep(self.model, step_fn)
         if self.dist.on:
             self.forward = wrap_ddp(self.forward, self.dist)
@@ -376,6 +389,8 @@ class Trainer:
         model = self.ema.model if self.ema else self.model
         was_training = model.training
         model.eval()
+        if self.graphed:  # the training carry must survive the evaluation's replays
+            self.carry = _owned(self.carry)
         s = self.val_split
         n = len(s) if self.cfg.data.val_limit is None else min(len(s), self.cfg.data.val_limit)
         share = np.array_split(np.arange(n), self.dist.world)[self.dist.rank]
@@ -397,7 +412,7 @@ class Trainer:
             carry = model.init_carry(bs, self.device)
             for _ in range(steps):
                 out = self.eval_step(carry, x)
-                carry = out.carry
+                carry = _owned(out.carry) if self.graphed else out.carry
             loss = act_loss(out.logits, out.q_halt, labels, loss_type=self.cfg.train.loss_type,
                             q_weight=self.cfg.train.q_loss_weight)
             scored = keep & (loss.cells > 0)

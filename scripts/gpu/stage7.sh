@@ -17,13 +17,14 @@ graphs() {  # the tiny sudoku4 recipe, 300 updates then 100 more by --resume, pe
     setup >/dev/null
     python3 -m ptrm_cli.engine.sudoku4 data/sudoku4
     local mode run
+    local -A until=([reduce-overhead]=300 [default]=540)   # each mode's end, from the start
     for mode in reduce-overhead default; do
         run=runs/g_$mode
         for steps in 300 400; do
-            timeout "$(left 280)" ptrm train examples/configs/tiny-cpu.yaml $(gpus) \
+            timeout "$(left "${until[$mode]}")" ptrm train examples/configs/tiny-cpu.yaml $(gpus) \
                 --device cuda --set train.compile=true --set train.compile_mode=$mode \
                 --set run_dir=$run --set train.max_steps=$steps \
-                $([ $steps = 400 ] && echo --resume) > "$OUT/train_$mode.txt" 2>&1
+                $([ $steps = 400 ] && echo --resume) > "$OUT/train_${mode}_$steps.txt" 2>&1
             echo "$mode to $steps: rc $?"
         done
         cp "$run/log.jsonl" "$OUT/log_$mode.jsonl"
@@ -42,8 +43,9 @@ EOF
 perturb() {  # σ 2.0 (the bundled model's), K=100 D=16, one seed: where the noise is added
     setup >/dev/null
     local p
+    local -A until=([z]=150 [y]=330 [both]=570)   # each run's end, seconds from the start
     for p in z y both; do
-        ev "perturb_$p" "$(left $((p == z ? 150 : p == y ? 330 : 570)))" --split val \
+        ev "perturb_$p" "$(left "${until[$p]}")" --split val \
             --data "$DATA" --D 16 --det-D 16 --seeds 1 --sigma 2.0 --perturb $p
     done
 }
