@@ -20,14 +20,18 @@ setup() {  # the carried wheels (.whl) and this checkout, installed; NO_SETUP=1 
 }
 
 # ev NAME SECONDS EVAL_ARGS...: one `ptrm eval` at K=100 on every GPU, its log in runs/e_NAME.txt
-# (the last EV_TAIL lines printed, 14 unless set), its report.json to $OUT/NAME.json
+# (the last EV_TAIL lines printed, 14 unless set), its report.json to $OUT/NAME.json (or, when
+# the time limit cut it, the finished runs' partial.json to $OUT/NAME.partial.json)
 ev() {
     local name=$1 t=$2; shift 2
     mkdir -p runs
     timeout "$t" ptrm eval "$@" --K 100 $(gpus) -o "runs/e_$name" --no-plots \
         > "runs/e_$name.txt" 2>&1
     tail -n "${EV_TAIL:-14}" "runs/e_$name.txt"
-    cp "runs/e_$name/report.json" "$OUT/$name.json"
+    # cut off by its time limit: bring back the runs it finished (put back as OUT/partial.json,
+    # `ptrm eval ... --resume` on any machine computes only the rest)
+    cp "runs/e_$name/report.json" "$OUT/$name.json" 2>/dev/null \
+        || cp "runs/e_$name/partial.json" "$OUT/$name.partial.json"
 }
 
 # pack RUN_DIR [raw]: checkpoints/last (with its raw weights and state when "raw": what a warm
