@@ -3,6 +3,10 @@ docstring's source line breaks, which cut sentences mid-line)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
 from typer.testing import CliRunner
 
@@ -56,3 +60,23 @@ def test_every_commands_examples_parse(command):
     assert any(ln.startswith(f"     ptrm {command}") for ln in result.output.splitlines())
     for words in examples:
         sub.make_context(command, words[2:])  # raises on an unknown option or a bad value
+
+
+def test_a_typer_without_display_type_rich_still_imports():
+    """Typers before 0.2x have no `display_type_rich` (pyproject allows typer>=0.12): app.py
+    must not assume it. (A GPU machine with typer 0.27 failed on `import ptrm_cli.app`.) The
+    method is removed before the import, so there is nothing to patch; typer 0.29's own help
+    calls it, so only the import is checked here."""
+    code = """
+import typer.core as core
+for cls in (core.TyperOption, core.TyperArgument):
+    for base in cls.__mro__:
+        if "display_type_rich" in vars(base):
+            delattr(base, "display_type_rich")
+import ptrm_cli.app as app
+assert app._TYPER_SHOWN == {}
+assert not hasattr(core.TyperOption, "display_type_rich")
+"""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
