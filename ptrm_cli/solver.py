@@ -195,6 +195,23 @@ class LoadedModel:
         return self.sigma, "default" if self.meta.get("sigma") is None else "model"
 
 
+def outside_training(loaded: LoadedModel, puzzle: Puzzle) -> str | None:
+    """Why this puzzle is of a kind the checkpoint never trained on, when its config.json says
+    what it trained on (`meta.trained_on`: {type: "ROWSxCOLS" or "any"}, written by `ptrm
+    train`); None when it is, or when the checkpoint does not say."""
+    seen = loaded.meta.get("trained_on")
+    if not isinstance(seen, dict) or not seen:
+        return None
+    size = f"{puzzle.rows}x{puzzle.cols}"
+    if puzzle.type not in seen:
+        return (f"this model did not train on {puzzle.type} (it trained on "
+                f"{', '.join(sorted(seen))}): it may not find a valid answer")
+    if seen[puzzle.type] not in ("any", size):
+        return (f"this model trained on {seen[puzzle.type]} {puzzle.type} only, and this one "
+                f"is {size}: it may not find a valid answer")
+    return None
+
+
 def resolve_checkpoint(arg: str | Path | None) -> Path:
     """--checkpoint, else the bundled model; a clear usage error when there is neither."""
     if arg is not None and str(arg) != "":

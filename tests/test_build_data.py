@@ -180,6 +180,17 @@ def test_no_overlap_and_symmetric_copies_of_golden_are_excluded(tmp_path):
     assert not keys["train"] & keys["golden"] and not keys["val"] & keys["golden"]
 
 
+def test_a_build_records_what_its_training_split_holds(pool_build, golden_build):
+    """Dataset.trained_on: each type with training puzzles and the size build-data kept (the
+    paper's: 9x9 sudoku, 10x10 the rest); `ptrm train` copies it into every checkpoint and
+    `ptrm solve` notes a puzzle outside it. A build without training puzzles records none."""
+    result, out = pool_build
+    want = {t: "9x9" if t == "sudoku" else "10x10"
+            for t, n in result.puzzles["train"].items() if n}
+    assert want and load_dataset(out).trained_on == want
+    assert not load_dataset(golden_build[1]).trained_on
+
+
 def test_val_per_type_and_overrides(pool_build):
     result, _ = pool_build
     for t, n in result.puzzles["val"].items():

@@ -599,3 +599,38 @@ def test_classic_mac_line_ends_read_as_newlines(ckpt, tmp_path):
     r = ptrm("solve", tmp_path / "cr.pzprv3", "-c", ckpt, "--K", 1, "--D", 1, "--json")
     assert r.exit_code in (0, 1), r.output
     assert json.loads(r.stdout)["format"] == "pzprv3"
+
+
+def test_a_puzzle_outside_what_the_model_trained_on_gets_a_note(tmp_path):
+    """A checkpoint that says what it trained on (meta.trained_on, written by `ptrm train`;
+    the bundled model's lists 9x9 sudoku and 10x10 of the rest): a 4x4 sudoku, or a type it
+    never saw, is solved anyway but with a note on stderr and in the JSON's `notes`."""
+    from ptrm_codecs.families import PPBENCH
+    from fixtures_models import tiny_model
+    from ptrm_cli.engine.checkpoint import save_checkpoint
+
+    seen = {"sudoku": "9x9", "lightup": "10x10"}
+    ck = save_checkpoint(tmp_path / "m", tiny_model(len(PPBENCH.vocab), 0), PPBENCH.vocab,
+                         {"trained_on": seen})
+    small = tmp_path / "s4.txt"
+    small.write_text("sudoku\n1...\n..3.\n.4..\n...2\n")
+    r, out = solve_json(ck, small)
+    assert out["notes"] == ["this model trained on 9x9 sudoku only, and this one is 4x4: it "
+                            "may not find a valid answer"]
+    assert "note: this model trained on 9x9 sudoku only" in r.stderr
+    nine = "sudoku\n" + "\n".join(["1........"] + ["........."] * 8) + "\n"
+    assert solve_json(ck, "-", input=nine)[1]["notes"] == []
+    (pid, rec), = golden_examples(["nurikabe"])
+    r, out = solve_json(ck, rec["puzzlink_url"])
+    assert out["notes"] == ["this model did not train on nurikabe (it trained on lightup, "
+                            "sudoku): it may not find a valid answer"]
+    # no record, no note (checkpoints from before it, official TRM files)
+    plain = save_tiny_checkpoint(tmp_path / "plain", PPBENCH.vocab)
+    assert solve_json(plain, small)[1]["notes"] == []
+
+
+def test_the_bundled_model_says_what_it_trained_on():
+    meta = json.loads((Path(solver.__file__).parent / "models/default/config.json").read_text())
+    assert meta["meta"]["trained_on"] == {"heyawake": "10x10", "lightup": "10x10",
+                                          "nurikabe": "10x10", "shakashaka": "10x10",
+                                          "sudoku": "9x9", "tapa": "10x10"}

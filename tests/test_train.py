@@ -774,3 +774,24 @@ def test_a_cuda_graphed_evaluation_copies_each_carry_out(sudoku4, tmp_path):
     assert trainer.evaluate() == plain
     trainer.graphed = False   # without the copies the poisoned buffers are read back
     assert trainer.evaluate() != plain
+
+
+def test_checkpoints_say_what_the_model_trained_on(sudoku4, tmp_path):
+    """A dataset that records its kept sizes (`ptrm build-data` does) gives every checkpoint a
+    `meta.trained_on` ({type: size}), which `ptrm solve` reads to note puzzles outside it; one
+    that does not (this hand-made 4x4 set as written) gives none."""
+    import shutil
+
+    plain = train(None, base=config(tmp_path / "plain", sudoku4, model=TINY_MLP,
+                                    train={"max_steps": 2}, eval={"every_steps": None}))
+    meta = json.loads((Path(plain["checkpoint"]) / "config.json").read_text())["meta"]
+    assert "trained_on" not in meta
+    built = tmp_path / "built"
+    shutil.copytree(sudoku4, built)
+    m = json.loads((built / "meta.json").read_text())
+    m["builder"] = {"tool": "ptrm build-data", "options": {"sizes": {"*": "4x4"}}}
+    (built / "meta.json").write_text(json.dumps(m))
+    run = train(None, base=config(tmp_path / "run", built, model=TINY_MLP,
+                                  train={"max_steps": 2}, eval={"every_steps": None}))
+    meta = json.loads((Path(run["checkpoint"]) / "config.json").read_text())["meta"]
+    assert meta["trained_on"] == {"sudoku": "4x4"}

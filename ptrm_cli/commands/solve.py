@@ -158,6 +158,14 @@ def solve(
                           "a lone grid or pair runs with the blank identifier, which it never "
                           "trained on (pass the task file and --task ID)", highlight=False)
     family = solver.family_for(c, loaded)
+    notes = []   # said on stderr as they arise, and listed in --json's "notes"
+
+    def note(text: str) -> None:
+        notes.append(text)
+        err_console.print(f"[yellow]note:[/] {esc(text)}", highlight=False, soft_wrap=True)
+
+    if (unseen := solver.outside_training(loaded, parsed.puzzle)) is not None:
+        note(unseen)
     D = D or loaded.config.halt_max_steps
     sigma, sigma_source = loaded.sigma_choice(sigma)
     cpu = device == "cpu"
@@ -185,8 +193,8 @@ def solve(
                         f"{row / 2**20:.0f} MB", hint="a larger --memory, or leave it out")
     fits = (budget or solver.default_memory(device)) // row
     if "wave" not in cpu_defaults and fits < min(wave, K):  # a --wave of the user's, cut
-        err_console.print(f"[yellow]note:[/] waves of {max(1, fits)} rollouts, not {wave}: "
-                          "that many fit in the memory budget (--memory)", highlight=False)
+        note(f"waves of {max(1, fits)} rollouts, not {wave}: that many fit in the memory "
+             "budget (--memory)")
     wave = max(1, min(wave, K, fits))
     chunk_rows = wave
     if "wave" in cpu_defaults:
@@ -212,7 +220,8 @@ def solve(
         matches = bool(res.solution == given)
     settings = dict(K=K, D=D, sigma=sigma, perturb=perturb, seed=seed, selector=select,
                     device=device, checkpoint=loaded.path, wave=wave, check_every=check_every,
-                    time_limit=time_limit, cpu_defaults=cpu_defaults, sigma_source=sigma_source)
+                    time_limit=time_limit, cpu_defaults=cpu_defaults, sigma_source=sigma_source,
+                    notes=notes)
     if as_json:
         typer.echo(solver.to_json(_json(res, parsed, source, matches, settings)))
     else:
@@ -256,6 +265,7 @@ def _json(res: "solver.SolveResult", parsed, source: str, matches, s: dict) -> d
         "wave": s["wave"], "check_every": s["check_every"], "time_limit": s["time_limit"],
         "timed_out": res.timed_out, "row_steps": res.row_steps, "flops": res.flops,
         "chosen_step": res.chosen_step, "cpu_defaults": s["cpu_defaults"] or None,
+        "notes": s["notes"],
     }
 
 

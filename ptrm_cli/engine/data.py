@@ -82,6 +82,18 @@ class Dataset:
     def num_puzzle_ids(self) -> int:
         return int(self.meta.get("num_puzzle_ids", 1))
 
+    @property
+    def trained_on(self) -> dict[str, str] | None:
+        """{type: "ROWSxCOLS" or "any"} of the training split's puzzles, as `ptrm build-data`
+        kept them (its --sizes); None for a dataset that does not record both (an ARC build,
+        a hand-made one). Checkpoints carry it so that `ptrm solve` can say when a puzzle is
+        of a kind the model never saw."""
+        sizes = self.meta.get("builder", {}).get("options", {}).get("sizes")
+        counts = self.meta.get("counts", {}).get("train")
+        if not isinstance(sizes, dict) or not isinstance(counts, dict):
+            return None
+        return {t: sizes.get(t, sizes.get("*", "any")) for t, n in sorted(counts.items()) if n}
+
     def split(self, name: str) -> Split:
         if name not in self.splits:
             raise PtrmError(f"dataset {self.path} has no split {name!r} "

@@ -64,6 +64,8 @@ def save(tr: Trainer, reason: str = "") -> Path:
         meta = {"steps": tr.step, "seed": tr.cfg.seed, "ema": tr.ema is not None,
                 "dataset": str(tr.dataset.path), "dataset_fingerprint": tr.fingerprint,
                 "run_dir": str(tr.run_dir), "reason": reason, "val": tr.last_eval}
+        if tr.dataset.trained_on is not None:
+            meta["trained_on"] = tr.dataset.trained_on
         # ARC datasets name their puzzle-embedding rows: the checkpoint keeps the names, so
         # `ptrm solve --task` finds a task's views without the dataset at hand
         save_checkpoint(path, model, tr.dataset.vocab, meta,
