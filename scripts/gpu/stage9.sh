@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Issue #10, the paper's protocol (written in session 12, not run yet): one TRM-Att run of the
+# recipe's 65,104 updates from scratch on one fixed mix, where stages 1-8 were a first run and
+# then warm starts of 4,500-30,000 updates on changing mixes (docs/TRAINING.md). ~41 minutes
+# of updates on 4 x H100 with CUDA graphs (26.5 updates/s, stage 8), so about five calls over
+# two sessions:
+#
+#   here:  bash scripts/gpu/stage9.sh prepare   (janko + fresh samples of the sudoku lists)
+#   carry: .whl/ppbench-0.1.0-py3-none-any.whl data/s9 [+ data/ppb9-resume/last in a later
+#          session, with ptrm_cli/models/default moved aside: the tree, the wheel and `last`
+#          must fit the 64 MiB a call carries]
+#   run:   bash scripts/gpu/stage9.sh train [SECONDS]   (each call: the rest of the recipe for
+#          as long as the call holds; a fresh machine first generates and builds, ~3 min)
+#   here:  bash scripts/gpu/stage9.sh keep FILES_AT     (last/ + best/ -> data/ppb9-resume)
+#
+# The first call starts from scratch; a call on a machine that stayed warm continues exactly
+# (--resume); a call on a fresh machine continues from the `last` of an earlier one (raw and
+# EMA weights and the step; optimizer moments from zero, lr re-warmed over 200 updates, as
+# sudoku_hard.sh did for issue #11 at no visible cost). Generation is deterministic per
+# (seed, index) and the build is seeded, so every machine builds the same dataset; its
+# validation split (100 a type, 50 tapa) chooses the model, golden is held out by identity.
+# A CPU dry run: NO_SETUP=1 SCALE=100 SETS="--set device=cpu --set train.compile=false ..."
+set -uo pipefail
+source "$(dirname "$0")/lib.sh"
+SRC=data/s9 DATA=data/ppbench9 RUN=${RUN:-runs/ppb9} RESUME=${RESUME:-data/ppb9-resume}
+SHARED=${SHARED:-../shared/data}
+SCALE=${SCALE:-1}   # divides every count (a dry run)
+KNOBS_NK=(-p stuck=0 -p max_island=20 -p repairs=30 -p big=0.2 -p theme=0.1 -p budget=20000)
+KNOBS_TAPA=(-p shape=0.1 -p corridor=2 -p tries=5)
+read -ra SETS <<< "${SETS:-}"
+
+prepare() {  # here: what comes from ../shared (janko, sudoku lists), never golden
+    mkdir -p "$SRC"
+    cp "$SHARED"/janko/*.json "$SRC"/
+    # fresh samples of the lists: none of the 2,500 of stages 2-4 (seed 7) or the 3,000 of
+    # stage 8 (seed 12), so its validation sudoku are new to every earlier model too
+    python3 - "$SHARED/sudoku" "$SRC" "$SCALE" <<'PY'
+import random, sys
+src, out, scale = sys.argv[1], sys.argv[2], int(sys.argv[3])
+def lines(name):
+    return [l for l in open(f"{src}/{name}") if l.strip() and l[0] != "#"]
+lists = {"puzzles2_17_clue.txt": (1500, 500, 1500), "puzzles5_forum_hardest_1905_11+.txt":
+         (1000, 2500, 2500)}   # (stages 2-4, stage 8, this stage)
+for name, (n7, n12, n) in lists.items():
+    every = lines(name)
+    used = set(random.Random(7).sample(every, n7))
+    fresh = [l for l in every if l not in used]
+    used |= set(random.Random(12).sample(fresh, n12))
+    fresh = [l for l in every if l not in used]
+    open(f"{out}/tdoku_{name.split('_')[0]}_s21_{n // scale}.txt", "w").writelines(
+        random.Random(21).sample(fresh, n // scale))
+PY
+    ls "$SRC"
+}
+
+sources() {  # deterministic per (seed, index) and resumable: a cut run completes the files
+    local w; w=$(nproc)
+    gen() { local t=$1 n=$2 seed=$3 file=$4; shift 4
+        timeout 600 ptrm generate "$t" --n $((n / SCALE)) --seed "$seed" --workers "$w" \
+            --out "$SRC/$file.jsonl" -q "$@"; }
+    gen sudoku 4000 21 sudoku_hard --min-difficulty 6
+    gen sudoku 2000 22 sudoku
+    gen lightup 4000 21 lightup
+    gen shakashaka 4000 21 shakashaka
+    gen heyawake 4000 21 heyawake
+    gen tapa 2000 21 tapa "${KNOBS_TAPA[@]}" -p qmarks=0.1
+    gen tapa 2000 22 tapa_noq "${KNOBS_TAPA[@]}"
+    gen nurikabe 2000 21 nurikabe "${KNOBS_NK[@]}"
+    gen nurikabe 2000 22 nurikabe_20 -p max_island=20
+    wc -l "$SRC"/*.jsonl
+}
+
+build() {  # once per machine
+    [ -f "$DATA/meta.json" ] && return
+    sources
+    local golden
+    golden=$(python3 -c "from ptrm_cli.eval_sets import golden_path as g; print(g())")
+    ptrm build-data "$SRC" --golden "$golden" --out "$DATA" --workers "$(nproc)" --json \
+        > "$OUT/build.json" || exit 1
+    python3 -c "import json; r=json.load(open('$OUT/build.json')); print(r['puzzles'])"
+}
+
+train() {  # train [SECONDS]: the recipe from where it stands, for as long as the call holds
+    setup
+    build
+    local from=()
+    if [ -e "$RUN/checkpoints/last" ]; then   # the machine stayed warm: continue exactly
+        from=(--resume)
+    elif [ -f "$RESUME/last/model.safetensors" ]; then   # an earlier session's run
+        from=(--init-from "$RESUME/last" --set resume.rewarmup_steps=200)
+    fi
+    timeout -s TERM "$(left "${1:-560}")" ptrm train examples/configs/ppbench-att.yaml $(gpus) \
+        "${from[@]}" --set data.path="$DATA" --set run_dir="$RUN" \
+        --set checkpoint.every_steps=1000 --set log.progress=lines "${SETS[@]}" 2>&1 \
+        | grep -v "^\s*$" | tail -n 30
+    cp "$RUN/log.jsonl" "$OUT/train_log.jsonl"
+    pack "$RUN" raw   # last: EMA + raw weights + state; best on validation: EMA
+}
+
+keep() { unpack "$1" "$RESUME"; }
+
+"$@"
