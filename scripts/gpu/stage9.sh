@@ -40,15 +40,17 @@ src, out, scale = sys.argv[1], sys.argv[2], int(sys.argv[3])
 def lines(name):
     return [l for l in open(f"{src}/{name}") if l.strip() and l[0] != "#"]
 lists = {"puzzles2_17_clue.txt": (1500, 500, 1500), "puzzles5_forum_hardest_1905_11+.txt":
-         (1000, 2500, 2500)}   # (stages 2-4, stage 8, this stage)
-for name, (n7, n12, n) in lists.items():
-    every = lines(name)
-    used = set(random.Random(7).sample(every, n7))
-    fresh = [l for l in every if l not in used]
-    used |= set(random.Random(12).sample(fresh, n12))
-    fresh = [l for l in every if l not in used]
+         (1000, 2500, 2500)}   # (stages 2-4, stage 8, this stage), in the order they drew
+# the earlier draws, replayed as they ran: one generator per stage, the lists in this order
+every = {name: lines(name) for name in lists}
+old, s8, s9 = random.Random(7), random.Random(12), random.Random(21)
+used = {name: set(old.sample(every[name], n7)) for name, (n7, _, _) in lists.items()}
+for name, (_, n12, _) in lists.items():
+    used[name] |= set(s8.sample([l for l in every[name] if l not in used[name]], n12))
+for name, (_, _, n) in lists.items():
+    fresh = [l for l in every[name] if l not in used[name]]
     open(f"{out}/tdoku_{name.split('_')[0]}_s21_{n // scale}.txt", "w").writelines(
-        random.Random(21).sample(fresh, n // scale))
+        s9.sample(fresh, n // scale))
 PY
     ls "$SRC"
 }
