@@ -88,7 +88,9 @@ class Dataset:
         kept them (its --sizes); None for a dataset that does not record both (an ARC build,
         a hand-made one). Checkpoints carry it so that `ptrm solve` can say when a puzzle is
         of a kind the model never saw."""
-        sizes = self.meta.get("builder", {}).get("options", {}).get("sizes")
+        builder = self.meta.get("builder")   # build-data's record; other writers differ
+        options = builder.get("options") if isinstance(builder, dict) else None
+        sizes = options.get("sizes") if isinstance(options, dict) else None
         counts = self.meta.get("counts", {}).get("train")
         if not isinstance(sizes, dict) or not isinstance(counts, dict):
             return None
