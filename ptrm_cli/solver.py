@@ -197,18 +197,26 @@ class LoadedModel:
 
 def outside_training(loaded: LoadedModel, puzzle: Puzzle) -> str | None:
     """Why this puzzle is of a kind the checkpoint never trained on, when its config.json says
-    what it trained on (`meta.trained_on`: {type: "ROWSxCOLS" or "any"}, written by `ptrm
-    train`); None when it is, or when the checkpoint does not say."""
+    what it trained on (`meta.trained_on`, checkpoint.py; a "*" entry stands for the types it
+    does not name); None when it is, or when the checkpoint does not say."""
+    from .engine.checkpoint import ANY_SIZE, trained_on_problem
+
     seen = loaded.meta.get("trained_on")
-    if not isinstance(seen, dict) or not seen:
+    if seen is None:
         return None
-    size = f"{puzzle.rows}x{puzzle.cols}"
-    if puzzle.type not in seen:
+    if (why := trained_on_problem(seen)) is not None:
+        raise PtrmError(f"{loaded.path}: config.json meta.trained_on is {seen!r}: {why}",
+                        hint="fix or remove it (it only adds a note)")
+    if not seen:
+        return None
+    kept = seen.get(puzzle.type, seen.get("*"))
+    if kept is None:
         return (f"this model did not train on {puzzle.type} (it trained on "
                 f"{', '.join(sorted(seen))}): it may not find a valid answer")
-    if seen[puzzle.type] not in ("any", size):
-        return (f"this model trained on {seen[puzzle.type]} {puzzle.type} only, and this one "
-                f"is {size}: it may not find a valid answer")
+    size = f"{puzzle.rows}x{puzzle.cols}"
+    if kept.lower() not in (ANY_SIZE, size):
+        return (f"this model trained on {kept} {puzzle.type} only, and this one is {size}: "
+                "it may not find a valid answer")
     return None
 
 

@@ -20,7 +20,8 @@ from pathlib import Path
 
 import torch
 
-from ptrm_cli.engine.checkpoint import IDENTIFIERS, load_checkpoint, save_checkpoint
+from ptrm_cli.engine.checkpoint import (IDENTIFIERS, load_checkpoint, merge_trained_on,
+                                        save_checkpoint)
 from ptrm_cli.errors import PtrmError
 from ptrm_cli.eval_resume import weights_sha256
 
@@ -69,6 +70,9 @@ def average(paths: list[Path], weights: list[float], out: Path) -> Path:
     first.load_state_dict(mixed)
     meta = {"averaged_from": [{"path": str(p), "weights_sha256": d, "weight": w}
                               for p, d, w in zip(paths, digests, weights)]}
+    seen = merge_trained_on(*(m.get("trained_on") for _, _, m in models))
+    if seen is not None:   # the average knows what each of its checkpoints trained on
+        meta["trained_on"] = seen
     return save_checkpoint(out, first, vocab, meta,
                            identifiers=None if names[0] is None else json.loads(names[0]))
 

@@ -105,3 +105,21 @@ def test_puzzle_embedding_names_go_with_the_average_and_must_agree(script, tmp_p
     c = emb("c", 3, ["x", "z", "y"])
     with pytest.raises(PtrmError, match="identifiers.json differ"):
         script.average([a, c], [0.5, 0.5], tmp_path / "avg2")
+
+
+def test_the_average_says_what_its_checkpoints_trained_on(script, tmp_path):
+    """meta.trained_on of the average: every type either trained on; a type seen at two sizes
+    is "any" (checkpoint.merge_trained_on)."""
+    from ptrm_codecs.families import PPBENCH
+    from fixtures_models import tiny_model
+    from ptrm_cli.engine.checkpoint import save_checkpoint
+
+    def ckpt(name, seed, seen):
+        return save_checkpoint(tmp_path / name, tiny_model(len(PPBENCH.vocab), seed),
+                               PPBENCH.vocab, {"trained_on": seen})
+
+    a = ckpt("a", 1, {"sudoku": "9x9", "tapa": "10x10"})
+    b = ckpt("b", 2, {"sudoku": "4x4", "lightup": "10X10"})
+    out = script.average([a, b], [0.5, 0.5], tmp_path / "avg")
+    meta = json.loads((out / "config.json").read_text())["meta"]
+    assert meta["trained_on"] == {"sudoku": "any", "tapa": "10x10", "lightup": "10x10"}

@@ -187,8 +187,8 @@ def test_a_build_records_what_its_training_split_holds(pool_build, golden_build)
     result, out = pool_build
     want = {t: "9x9" if t == "sudoku" else "10x10"
             for t, n in result.puzzles["train"].items() if n}
-    assert want and load_dataset(out).trained_on == want
-    assert not load_dataset(golden_build[1]).trained_on
+    assert want and load_dataset(out).trained_on() == want
+    assert not load_dataset(golden_build[1]).trained_on()
 
 
 def test_val_per_type_and_overrides(pool_build):

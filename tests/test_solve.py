@@ -627,6 +627,18 @@ def test_a_puzzle_outside_what_the_model_trained_on_gets_a_note(tmp_path):
     # no record, no note (checkpoints from before it, official TRM files)
     plain = save_tiny_checkpoint(tmp_path / "plain", PPBENCH.vocab)
     assert solve_json(plain, small)[1]["notes"] == []
+    # "*" stands for the types it does not name; sizes in any case
+    for i, (kept, n_notes) in enumerate([({"*": "4X4"}, 0), ({"*": "any"}, 0),
+                                         ({"lightup": "10x10", "*": "9x9"}, 1)]):
+        ck = save_checkpoint(tmp_path / f"k{i}", tiny_model(len(PPBENCH.vocab), 0),
+                             PPBENCH.vocab, {"trained_on": kept})
+        assert len(solve_json(ck, small)[1]["notes"]) == n_notes, kept
+    # a hand-edited record that is not {type: size}: one clear message, exit 2
+    for bad in ([9, 9], {"sudoku": 9}, {"sudoku": None}, {"sudoku": "nine"}):
+        ck = save_checkpoint(tmp_path / f"bad{len(str(bad))}", tiny_model(len(PPBENCH.vocab), 0),
+                             PPBENCH.vocab, {"trained_on": bad})
+        r = ptrm("solve", small, "-c", ck, "--K", 1, "--D", 1)
+        assert r.exit_code == 2 and "config.json meta.trained_on is" in r.output, r.output
 
 
 def test_the_bundled_model_says_what_it_trained_on():

@@ -753,7 +753,8 @@ def test_a_cuda_graphed_evaluation_copies_each_carry_out(sudoku4, tmp_path):
     buffers; the evaluation feeds step t's carry into step t + 1, so it must copy it out first
     (on the device, torch raised "accessing tensor output of CUDAGraphs that has been
     overwritten"). A stand-in graph that poisons its output buffers at every call checks this
-    on the CPU."""
+    on the CPU. (The trainer also copies the training carry before evaluating, a precaution
+    against the two graphs sharing memory that this stand-in does not model.)"""
     trainer = Trainer(load_config(None, base=config(tmp_path / "run", sudoku4,
                                                     model=TINY_MLP)))
     for _ in range(20):
@@ -795,3 +796,13 @@ def test_checkpoints_say_what_the_model_trained_on(sudoku4, tmp_path):
                                   train={"max_steps": 2}, eval={"every_steps": None}))
     meta = json.loads((Path(run["checkpoint"]) / "config.json").read_text())["meta"]
     assert meta["trained_on"] == {"sudoku": "4x4"}
+    # a warm start keeps what its starting checkpoint trained on, with its own data's
+    ckpt = Path(run["checkpoint"])
+    cfg = json.loads((ckpt / "config.json").read_text())
+    cfg["meta"]["trained_on"]["lightup"] = "10x10"   # as if the first run had seen lightup
+    (ckpt / "config.json").write_text(json.dumps(cfg))
+    warm = train(None, base=config(tmp_path / "warm", sudoku4, model=TINY_MLP,
+                                   train={"max_steps": 4}, eval={"every_steps": None},
+                                   resume={"init_from": str(ckpt)}))
+    meta = json.loads((Path(warm["checkpoint"]) / "config.json").read_text())["meta"]
+    assert meta["trained_on"] == {"sudoku": "4x4", "lightup": "10x10"}

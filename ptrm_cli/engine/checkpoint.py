@@ -24,6 +24,7 @@ import datetime
 import hashlib
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 from typing import Callable
@@ -45,6 +46,38 @@ OFFICIAL_CONFIG = "all_config.yaml"
 
 class CheckpointError(PtrmError):
     """A checkpoint that cannot be read: missing, corrupt, of another kind, or underspecified."""
+
+
+# -- what a model trained on (meta.trained_on) ----------------------------------------------------
+
+#: meta.trained_on is {type: size} of the puzzles a model trained on; a size is "ROWSxCOLS" or
+#: ANY_SIZE. `ptrm train` writes it (Dataset.trained_on), `ptrm solve` notes puzzles outside it.
+ANY_SIZE = "any"
+_SIZE = re.compile(r"\d+x\d+|any", re.IGNORECASE)
+
+
+def trained_on_problem(value) -> str | None:
+    """What is wrong with a meta.trained_on value (a hand-edited config.json), or None."""
+    if isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, str)
+                                       and _SIZE.fullmatch(v) for k, v in value.items()):
+        return None
+    return 'expected {type: "ROWSxCOLS" or "any"}, e.g. {"sudoku": "9x9"}'
+
+
+def merge_trained_on(*records: dict | None) -> dict[str, str] | None:
+    """What a model trained on across a warm start's runs or an average's checkpoints: every
+    type any record names; a type seen at two sizes is ANY_SIZE. None records are skipped;
+    None when none is left."""
+    out: dict[str, str] = {}
+    for r in records:
+        if r is None:
+            continue
+        if (why := trained_on_problem(r)) is not None:
+            raise PtrmError(f"meta.trained_on {r!r}: {why}")
+        for t, size in r.items():
+            size = size.lower()
+            out[t] = size if out.get(t, size) == size else ANY_SIZE
+    return out or None
 
 
 # -- our format ----------------------------------------------------------------------------------

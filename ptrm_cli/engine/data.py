@@ -82,16 +82,15 @@ class Dataset:
     def num_puzzle_ids(self) -> int:
         return int(self.meta.get("num_puzzle_ids", 1))
 
-    @property
-    def trained_on(self) -> dict[str, str] | None:
-        """{type: "ROWSxCOLS" or "any"} of the training split's puzzles, as `ptrm build-data`
-        kept them (its --sizes); None for a dataset that does not record both (an ARC build,
-        a hand-made one). Checkpoints carry it so that `ptrm solve` can say when a puzzle is
-        of a kind the model never saw."""
+    def trained_on(self, split: str = "train") -> dict[str, str] | None:
+        """{type: "ROWSxCOLS" or "any"} of the puzzles in `split` (the one a run trains on), as
+        `ptrm build-data` kept them (its --sizes); None for a dataset that does not record both
+        (an ARC build, a hand-made one). Checkpoints carry it so that `ptrm solve` can say
+        when a puzzle is of a kind the model never saw."""
         builder = self.meta.get("builder")   # build-data's record; other writers differ
         options = builder.get("options") if isinstance(builder, dict) else None
         sizes = options.get("sizes") if isinstance(options, dict) else None
-        counts = self.meta.get("counts", {}).get("train")
+        counts = (self.meta.get("counts") or {}).get(split)
         if not isinstance(sizes, dict) or not isinstance(counts, dict):
             return None
         return {t: sizes.get(t, sizes.get("*", "any")) for t, n in sorted(counts.items()) if n}

@@ -33,7 +33,8 @@ import torch.distributed as dist
 from torch import Tensor
 
 from ..errors import PtrmError
-from .checkpoint import CONFIG as CKPT_CONFIG, WEIGHTS as CKPT_WEIGHTS, save_checkpoint
+from .checkpoint import CONFIG as CKPT_CONFIG, WEIGHTS as CKPT_WEIGHTS, merge_trained_on, \
+    save_checkpoint
 from .data import Dataset
 from .model import TRMConfig
 from .train_dist import check_replicas, gather_to_main
@@ -64,8 +65,10 @@ def save(tr: Trainer, reason: str = "") -> Path:
         meta = {"steps": tr.step, "seed": tr.cfg.seed, "ema": tr.ema is not None,
                 "dataset": str(tr.dataset.path), "dataset_fingerprint": tr.fingerprint,
                 "run_dir": str(tr.run_dir), "reason": reason, "val": tr.last_eval}
-        if tr.dataset.trained_on is not None:
-            meta["trained_on"] = tr.dataset.trained_on
+        seen = merge_trained_on(tr.inherited_trained_on,
+                                tr.dataset.trained_on(tr.cfg.data.train_split))
+        if seen is not None:
+            meta["trained_on"] = seen
         # ARC datasets name their puzzle-embedding rows: the checkpoint keeps the names, so
         # `ptrm solve --task` finds a task's views without the dataset at hand
         save_checkpoint(path, model, tr.dataset.vocab, meta,
@@ -226,6 +229,7 @@ def restore(tr: Trainer, path: Path, *, exact: bool) -> None:
     else:
         doc = json.loads((path / CKPT_CONFIG).read_text())
         ckpt_cfg = TRMConfig.from_dict(doc["model"])
+        tr.inherited_trained_on = (doc.get("meta") or {}).get("trained_on")
         vocab = Vocab.from_json(doc["vocab"])
         if exact or vocab != ck.placeholder_vocab(len(tr.dataset.vocab)):
             # an official import kept its placeholder table: it takes the dataset's, as a

@@ -203,6 +203,9 @@ class Trainer:
             raise PtrmError("--resume and --init-from together: resume continues this run, "
                             "init-from starts a new one from another run's checkpoint")
         self.resumed_from: str | None = None
+        # what the checkpoint this run starts from had trained on (its meta.trained_on): a
+        # warm start's checkpoints say it together with this run's own data
+        self.inherited_trained_on: dict | None = None
         if resume:
             train_checkpoint.restore(self, train_checkpoint.latest_checkpoint(self.ckpt_dir),
                                      exact=not cfg.resume.weights_only)

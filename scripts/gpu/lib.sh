@@ -1,7 +1,8 @@
 # Shared by the device scripts (sourced): time budget, setup, GPU count, bringing a checkpoint
 # back (session2.sh's first lines and setup, moved here unchanged).
 T0=$(date +%s)
-left() { echo $(( $1 - ($(date +%s) - T0) )); }   # seconds left of a budget of $1 from start
+# seconds left of a budget of $1 from the start, at least 1 (`timeout 0` would mean no limit)
+left() { local s=$(( $1 - ($(date +%s) - T0) )); echo $(( s > 1 ? s : 1 )); }
 OUT=${OUT:-out}
 mkdir -p "$OUT"
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -34,8 +35,9 @@ ev() {
         || cp "runs/e_$name/partial.json" "$OUT/$name.partial.json"
 }
 
-# pack RUN_DIR [raw]: checkpoints/last (with its raw weights and state when "raw": what a warm
-# start needs) and checkpoints/best (EMA weights) as one tar in 15 MB parts under $OUT
+# pack RUN_DIR [raw|step]: checkpoints/last and checkpoints/best (EMA weights) as one tar in 15
+# MB parts under $OUT; "raw" adds last's raw weights and state (what a warm start needs), "step"
+# its state alone (a warm start then takes the EMA weights as raw ones: half the size)
 pack() {
     local d=$1/checkpoints last best
     last=$(readlink -f "$d/last"); best=$last   # no validation yet in this run: best = last
@@ -43,6 +45,7 @@ pack() {
     rm -rf /tmp/pack && mkdir -p /tmp/pack/last /tmp/pack/best
     cp "$last"/config.json "$last"/model.safetensors /tmp/pack/last/
     [ "${2:-}" = raw ] && cp "$last"/train_state* /tmp/pack/last/
+    [ "${2:-}" = step ] && cp "$last"/train_state.json /tmp/pack/last/
     cp "$best"/config.json "$best"/model.safetensors /tmp/pack/best/
     # the run's best validation record ({"step", "exact_accuracy"}), for `unpack` to compare
     python3 -c "import json, sys; json.dump(json.load(open(sys.argv[1])).get('best'), \

@@ -7,16 +7,17 @@
 #
 #   here:  bash scripts/gpu/stage9.sh prepare   (janko + fresh samples of the sudoku lists)
 #   carry: .whl/ppbench-0.1.0-py3-none-any.whl data/s9 [+ data/ppb9-resume/last in a later
-#          session, with ptrm_cli/models/default moved aside: the tree, the wheel and `last`
-#          must fit the 64 MiB a call carries]
+#          session (EMA weights and the step, 28.5 MB), with ptrm_cli/models/default moved
+#          aside: the tree, the wheel and `last` must fit the 64 MiB a call carries]
 #   run:   bash scripts/gpu/stage9.sh train [SECONDS]   (each call: the rest of the recipe for
 #          as long as the call holds; a fresh machine first generates and builds, ~3 min)
 #   here:  bash scripts/gpu/stage9.sh keep FILES_AT     (last/ + best/ -> data/ppb9-resume)
 #
 # The first call starts from scratch; a call on a machine that stayed warm continues exactly
-# (--resume); a call on a fresh machine continues from the `last` of an earlier one (raw and
-# EMA weights and the step; optimizer moments from zero, lr re-warmed over 200 updates, as
-# sudoku_hard.sh did for issue #11 at no visible cost). Generation is deterministic per
+# (--resume); a call on a fresh machine continues from the `last` of an earlier one (its EMA
+# weights as both EMA and raw ones, and its step; optimizer moments from zero, lr re-warmed over
+# 200 updates, as sudoku_hard.sh did for issue #11 at no visible cost; the raw weights would
+# double `last` past the carry limit). Generation is deterministic per
 # (seed, index) and the build is seeded, so every machine builds the same dataset; its
 # validation split (100 a type, 50 tapa) chooses the model, golden is held out by identity.
 # A CPU dry run: NO_SETUP=1 SCALE=100 SETS="--set device=cpu --set train.compile=false ..."
@@ -57,9 +58,11 @@ PY
 
 sources() {  # deterministic per (seed, index) and resumable: a cut run completes the files
     local w; w=$(nproc)
+    # a batch cut short stops the call (its file is completed by the next call's run): a
+    # dataset built from part of the sources would differ from machine to machine
     gen() { local t=$1 n=$2 seed=$3 file=$4; shift 4
-        timeout 600 ptrm generate "$t" --n $((n / SCALE)) --seed "$seed" --workers "$w" \
-            --out "$SRC/$file.jsonl" -q "$@"; }
+        timeout "$(left 400)" ptrm generate "$t" --n $((n / SCALE)) --seed "$seed" \
+            --workers "$w" --out "$SRC/$file.jsonl" -q "$@" || exit 1; }
     gen sudoku 4000 21 sudoku_hard --min-difficulty 6
     gen sudoku 2000 22 sudoku
     gen lightup 4000 21 lightup
@@ -96,7 +99,7 @@ train() {  # train [SECONDS]: the recipe from where it stands, for as long as th
         --set checkpoint.every_steps=1000 --set log.progress=lines "${SETS[@]}" 2>&1 \
         | grep -v "^\s*$" | tail -n 30
     cp "$RUN/log.jsonl" "$OUT/train_log.jsonl"
-    pack "$RUN" raw   # last: EMA + raw weights + state; best on validation: EMA
+    pack "$RUN" step   # last: EMA weights + state; best on validation: EMA
 }
 
 keep() { unpack "$1" "$RESUME"; }
