@@ -13,6 +13,7 @@ from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from .engine.data import ANY_SIZE
 from .errors import PtrmError
 
 #: the paper's six PPBench types, in its table's order
@@ -124,7 +125,7 @@ class BuildOptions:
                 "val_pool": self.val_pool, "augment": self.augment, "types": list(self.types),
                 "val_from": None if self.val_keys is None else len(self.val_keys),
                 "exclude": len(self.exclude_keys),
-                "sizes": {k: "any" if v is None else f"{v[0]}x{v[1]}"
+                "sizes": {k: ANY_SIZE if v is None else f"{v[0]}x{v[1]}"
                           for k, v in sorted((self.sizes or DEFAULT_SIZES).items())},
                 "limit": self.limit, "subsample": self.subsample, "family": self.family,
                 "augmentation": self.augmentation, "train_puzzles": self.train_puzzles,

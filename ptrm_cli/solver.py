@@ -199,7 +199,8 @@ def outside_training(loaded: LoadedModel, puzzle: Puzzle) -> str | None:
     """Why this puzzle is of a kind the checkpoint never trained on, when its config.json says
     what it trained on (`meta.trained_on`, checkpoint.py; a "*" entry stands for the types it
     does not name); None when it is, or when the checkpoint does not say."""
-    from .engine.checkpoint import ANY_SIZE, trained_on_problem
+    from .engine.checkpoint import trained_on_problem
+    from .engine.data import ANY_SIZE
 
     seen = loaded.meta.get("trained_on")
     if seen is None:

@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from ptrm_cli.engine.checkpoint import load_checkpoint
+from ptrm_cli.errors import PtrmError
 
 from fixtures_models import save_tiny_checkpoint
 from fixtures_scripts import load_script
@@ -123,3 +124,7 @@ def test_the_average_says_what_its_checkpoints_trained_on(script, tmp_path):
     out = script.average([a, b], [0.5, 0.5], tmp_path / "avg")
     meta = json.loads((out / "config.json").read_text())["meta"]
     assert meta["trained_on"] == {"sudoku": "any", "tapa": "10x10", "lightup": "10x10"}
+    bad = ckpt("bad", 3, {"sudoku": 9})   # hand-edited: one clear error, no average
+    with pytest.raises(PtrmError, match=r"meta.trained_on \{'sudoku': 9\}: expected"):
+        script.average([a, bad], [0.5, 0.5], tmp_path / "avg2")
+    assert not (tmp_path / "avg2").exists()

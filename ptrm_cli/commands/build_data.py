@@ -15,6 +15,7 @@ from rich.table import Table
 from .. import build as B
 from ..atomic import exclusive
 from ..console import console, esc
+from ..engine.data import ANY_SIZE
 from ..errors import PtrmError
 from ..options import JSON, given_options, type_list
 
@@ -170,7 +171,7 @@ def parse_sizes(text: str) -> dict[str, tuple[int, int] | None]:
     out = {}
     for part in filter(None, (p.strip() for p in text.split(","))):
         name, _, size = part.partition("=")
-        if name and size.strip().lower() == "any":
+        if name and size.strip().lower() == ANY_SIZE:
             out[name.strip()] = None
             continue
         r, _, c = size.lower().partition("x")

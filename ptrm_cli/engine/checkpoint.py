@@ -35,6 +35,7 @@ from .. import __version__
 from ..atomic import atomic_dir
 from ..errors import PtrmError, VocabError
 from ..vocab import PAD, Vocab
+from .data import ANY_SIZE
 from .model import FORWARD_DTYPES, TRM, TRMConfig, count_parameters, swiglu_inter
 
 FORMAT = "ptrm-checkpoint/1"
@@ -52,8 +53,7 @@ class CheckpointError(PtrmError):
 
 #: meta.trained_on is {type: size} of the puzzles a model trained on; a size is "ROWSxCOLS" or
 #: ANY_SIZE. `ptrm train` writes it (Dataset.trained_on), `ptrm solve` notes puzzles outside it.
-ANY_SIZE = "any"
-_SIZE = re.compile(r"\d+x\d+|any", re.IGNORECASE)
+_SIZE = re.compile(rf"\d+x\d+|{ANY_SIZE}", re.IGNORECASE)
 
 
 def trained_on_problem(value) -> str | None:

@@ -63,6 +63,11 @@ class Split:
         return cls(**z)
 
 
+#: the kept size of a type whose puzzles may have any size (build-data's `--sizes` TYPE=any),
+#: where meta.json (builder.options.sizes) and checkpoints (meta.trained_on) hold "ROWSxCOLS"
+ANY_SIZE = "any"
+
+
 @dataclass
 class Dataset:
     path: Path
@@ -93,7 +98,8 @@ class Dataset:
         counts = (self.meta.get("counts") or {}).get(split)
         if not isinstance(sizes, dict) or not isinstance(counts, dict):
             return None
-        return {t: sizes.get(t, sizes.get("*", "any")) for t, n in sorted(counts.items()) if n}
+        return {t: sizes.get(t, sizes.get("*", ANY_SIZE)) for t, n in sorted(counts.items())
+                if n}
 
     def split(self, name: str) -> Split:
         if name not in self.splits:

@@ -60,7 +60,6 @@ def _owned(carry: Carry) -> Carry:
 
 # -- EMA -----------------------------------------------------------------------------------------
 
-
 class EMA:
     """A second TRM whose parameters are the exponential moving average of the trained ones
     (shadow <- rate * shadow + (1 - rate) * param after every update) and whose buffers (puzzle
