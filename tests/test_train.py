@@ -13,6 +13,7 @@ import json
 import os
 import signal
 import shlex
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -532,6 +533,58 @@ def test_warm_start_needs_only_weights(sudoku4, reference_run, tmp_path):
     assert result["step"] == 12
 
 
+def test_a_warm_start_on_other_data_forgets_the_best_so_far(sudoku4, reference_run, tmp_path,
+                                                            capsys):
+    """The best validation score is kept on a weights-only resume of the same data, and
+    forgotten on other data: its checkpoint was chosen on another validation split. A run with
+    nothing left to train says so."""
+    from ptrm_cli.engine.sudoku4 import write_sudoku4
+
+    def resumed(data, steps):
+        run = tmp_path / f"r{steps}{data.name}"
+        (run / "checkpoints").mkdir(parents=True)
+        src = reference_run / "checkpoints" / "step_12"
+        shutil.copytree(src, run / "checkpoints" / "step_12")
+        (run / "checkpoints" / "last").symlink_to("step_12")
+        doc = config(run, data, train={"max_steps": steps}, resume={"weights_only": True})
+        return train(None, base=doc, resume=True)
+
+    best = json.loads((reference_run / "checkpoints" / "step_12" / "train_state.json")
+                      .read_text())["best"]
+    assert best is not None
+    assert resumed(sudoku4, 14)["best"]["step"] in (best["step"], 14)
+    # other data: the fingerprint is meta.json's, which counts the rows (build-data's also
+    # hashes its sources)
+    other = write_sudoku4(tmp_path / "other", n_train=1000, seed=3)
+    assert resumed(other, 14)["best"]["step"] == 14      # measured again, on its validation
+    capsys.readouterr()
+    assert resumed(sudoku4, 12)["step"] == 12
+    assert "nothing to train: the run is at step 12 and train.max_steps is 12" in \
+        capsys.readouterr().err
+
+
+def test_a_damaged_dataset_is_one_message(sudoku4, tmp_path):
+    """A missing or unreadable array file, arrays that disagree, or a broken puzzles.jsonl:
+    `damaged dataset` naming the file, and how to rebuild, not a traceback."""
+    import shutil
+
+    def broken(name, damage):
+        d = tmp_path / name
+        shutil.copytree(sudoku4, d)
+        damage(d / "train")
+        return d
+
+    cases = {"missing": lambda t: (t / "labels.npy").unlink(),
+             "garbage": lambda t: (t / "inputs.npy").write_bytes(b"not an array"),
+             "rows": lambda t: np.save(t / "labels.npy", np.zeros((3, 16), np.uint16)),
+             "width": lambda t: np.save(t / "inputs.npy", np.zeros((2000, 20), np.uint16)),
+             "jsonl": lambda t: (t / "puzzles.jsonl").write_text("{not json\n")}
+    for name, damage in cases.items():
+        with pytest.raises(PtrmError, match="damaged dataset") as e:
+            load_dataset(broken(name, damage))
+        assert "ptrm build-data" in e.value.hint, name
+
+
 def test_warm_start_from_an_official_step_file(sudoku4, reference_run, tmp_path):
     """`--init-from run/step_N` (an official TRM file, settings in the all_config.yaml beside
     it) and `--init-from` its `ptrm convert` without a family (the placeholder token table)
@@ -732,6 +785,10 @@ def test_gpus_beyond_the_machine_is_refused(monkeypatch):
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
     res = CliRunner().invoke(app, ["train", "cfg.yaml", "--gpus", "4"])
     assert res.exit_code != 0 and "this machine has 2 CUDA device(s)" in res.output
+    # one GPU on a machine with none: the same message (it used to blame `--device cuda`)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 0)
+    res = CliRunner().invoke(app, ["train", "cfg.yaml", "--gpus", "1"])
+    assert res.exit_code == 2 and "--gpus 1: this machine has 0 CUDA device(s)" in res.output
 
 
 def test_the_toy_task_command_writes_the_tiny_recipes_dataset(tmp_path, capsys):

@@ -43,6 +43,10 @@ def train(
         ptrm train examples/configs/ppbench-att.yaml --gpus 4 --set data.path=data/ppbench
         ptrm train examples/configs/ppbench-att.yaml --resume
     """
+    if gpus is not None:   # before anything starts: one message, --gpus 1 included
+        from ..engine.distributed import check_gpus
+
+        check_gpus(gpus, device or "cuda")
     if gpus is not None and gpus > 1 and int(os.environ.get("WORLD_SIZE", "1")) == 1:
         raise typer.Exit(_launch_torchrun(gpus, config, set_, resume, init_from,
                                           device or "cuda"))
@@ -90,13 +94,8 @@ def _launch_torchrun(gpus: int, config: str, sets: list[str], resume: bool,
     need NCCL_NVLS_ENABLE=0 and TORCH_SYMM_MEM_DISABLE_MULTICAST=1). Every process gets the
     device, so a config written for a laptop (`device: cpu`) still trains on the GPUs; `--device
     cpu` runs N CPU processes (gloo) on purpose."""
-    import torch
-
     from ..engine import launch
 
-    have = torch.cuda.device_count()
-    if device != "cpu" and have < gpus:
-        raise PtrmError(f"--gpus {gpus}: this machine has {have} CUDA device(s)")
     args = [config, "--device", device]
     for s in sets:
         args += ["--set", s]

@@ -166,9 +166,30 @@ def load_dataset(path: str | Path, *, splits: list[str] | None = None,
         d = path / name
         if not d.is_dir():
             raise PtrmError(f"dataset {path} has no split {name!r}")
-        arrays = {k: np.load(d / f"{k}.npy", mmap_mode="r" if mmap else None, allow_pickle=False)
-                  for k in ARRAYS}
+        out[name] = _load_split(d, int(meta["seq_len"]), mmap)
+    return Dataset(path, meta, vocab, out)
+
+
+def _load_split(d: Path, seq_len: int, mmap: bool) -> Split:
+    """One split's files; a missing, unreadable or inconsistent one is a damaged dataset (one
+    message naming the file), not a traceback at some later step."""
+    damaged = "build it again with `ptrm build-data` (the same command writes the same bytes)"
+    arrays = {}
+    for k in ARRAYS:
+        f = d / f"{k}.npy"
+        try:
+            arrays[k] = np.load(f, mmap_mode="r" if mmap else None, allow_pickle=False)
+        except (OSError, ValueError) as e:
+            raise PtrmError(f"{f}: damaged dataset file ({type(e).__name__}: {e})",
+                            hint=damaged) from None
+    if arrays["inputs"].ndim != 2 or arrays["inputs"].shape[1:] != (seq_len,) \
+            or arrays["labels"].shape != arrays["inputs"].shape:
+        raise PtrmError(f"{d}: damaged dataset: inputs {arrays['inputs'].shape} and labels "
+                        f"{arrays['labels'].shape}, where meta.json says rows of {seq_len}",
+                        hint=damaged)
+    try:
         with open(d / "puzzles.jsonl") as f:
             puzzles = [json.loads(line) for line in f if line.strip()]
-        out[name] = Split(**arrays, puzzles=puzzles)
-    return Dataset(path, meta, vocab, out)
+        return Split(**arrays, puzzles=puzzles)
+    except (OSError, ValueError) as e:   # json's errors are ValueErrors, as Split's are
+        raise PtrmError(f"{d}: damaged dataset ({type(e).__name__}: {e})", hint=damaged) from None

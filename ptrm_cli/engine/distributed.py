@@ -188,7 +188,8 @@ def check_gpus(nproc: int, device: str) -> None:
     have = torch.cuda.device_count()
     if device != "cpu" and have < nproc:
         raise PtrmError(f"--gpus {nproc}: this machine has {have} CUDA device(s)",
-                        hint=f"--device cpu --gpus {nproc} runs {nproc} CPU processes instead")
+                        hint=f"--device cpu --gpus {nproc} runs {nproc} CPU "
+                             f"process{'es' if nproc > 1 else ''} instead")
 
 
 def relaunch(nproc: int, argv: list[str] | None = None) -> int:

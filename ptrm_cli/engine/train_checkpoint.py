@@ -277,10 +277,13 @@ def restore(tr: Trainer, path: Path, *, exact: bool) -> None:
         raise PtrmError(f"{path}/train_state.json: format {state.get('format')!r} is not "
                         f"{STATE_FORMAT!r}")
     tr.step = int(state["step"])
-    tr.best = state.get("best") if exact or tr.cfg.resume.weights_only else None
     was, now = state["data"], {"fingerprint": tr.fingerprint, "seed": tr.cfg.seed,
                                "global_batch_size": tr.G, "sampling": tr.cfg.data.sampling}
     changed = [k for k in now if was[k] != now[k]]
+    # the best so far holds only where it was measured: on this dataset's validation split
+    same_data = "fingerprint" not in changed
+    tr.best = state.get("best") if exact or (tr.cfg.resume.weights_only and same_data) \
+        else None
     if exact:
         if changed:
             what = "; ".join("the dataset differs (its contents, fingerprint)" if k ==

@@ -460,6 +460,10 @@ class Trainer:
             if self.resumed_from:
                 print(f"continuing at step {self.step} of {self.total_steps} from "
                       f"{self.resumed_from}", file=sys.stderr)
+            if self.step >= self.total_steps:
+                print(f"warning: nothing to train: the run is at step {self.step} and "
+                      f"train.max_steps is {self.total_steps} (raise it to train more)",
+                      file=sys.stderr)
         old_handlers = self._install_signal_handlers()
         t0, s0 = time.perf_counter(), self.step
         try:
