@@ -77,15 +77,17 @@ def sigma_from_report(path: Path, judge: str = "rules") -> SigmaChoice:
             raise ValueError(x)
         return float(x)
 
+    file = report_file(path)
     try:
-        report = json.loads(report_file(path).read_text())
+        report = json.loads(file.read_text())
         runs = report["ptrm"]
         split = report["split"]["name"]
         scored = [(number(r["summary"]["aggregate"][judge]["best_q"]["mean"]),
                    -number(r["sigma"]), number(r["sigma"])) for r in runs]
         halt = report["settings"].get("halt")  # reports before --halt have none
     except OSError as e:
-        raise PtrmError(f"--sigma-from {path}: cannot read it ({e.strerror or e})") from None
+        raise PtrmError(f"--sigma-from {path}: cannot read {file} ({e.strerror or e})") \
+            from None
     except (ValueError, KeyError, TypeError):
         raise PtrmError(f"--sigma-from {path}: not a `ptrm eval` report.json") from None
     if not scored:

@@ -279,7 +279,11 @@ def family_for(codec: Codec, loaded: LoadedModel) -> Family:
                 f"{loaded.config.seq_len} positions) with no token table, and "
                 + ("no" if not fits else "more than one") + f" {codec.name} family has that "
                 f"layout (its families: {', '.join(f.name for f in codec.families)})",
-                hint=f"`ptrm convert {loaded.path} --family NAME --out DIR` attaches one")
+                hint=(f"`ptrm convert {loaded.path} --family NAME --out DIR` attaches one"
+                      if Path(loaded.path).is_file() else
+                      f"convert its step_N file again with --family NAME (`ptrm convert "
+                      f"step_N --family NAME --out DIR`; {loaded.path} was converted "
+                      "without one)"))
         adopt_vocab(loaded, fits[0].vocab)
     family = codec.family_for(loaded.vocab)
     if family.seq_len != loaded.config.seq_len:

@@ -97,12 +97,15 @@ BENCH = ["bench", "--model", "tiny", "--K", "2", "--D", "1", "--puzzles", "2", "
     (["--sigma", "inf"], "--sigma inf: expected a finite number >= 0"),
     (["--q-threshold", "nan"], "--q-threshold nan: expected a number >= 0"),
     (["--wave", "3"], "--wave 3: a wave holds at most --K (2) rollouts"),
+    (["--out", "notes.txt"], "that file exists and is not a `ptrm bench` report"),
 ])
 def test_bench_refuses_bad_options_before_any_work(tmp_path, monkeypatch, extra, message):
     """Each of these was a traceback (device, --out under a file), a traceback after the whole
-    run (a folder as --out, --compile-mode) or a silent run on random tokens (--data)."""
+    run (a folder as --out, --compile-mode), a silent run on random tokens (--data) or, for a
+    file that was not a bench report, its silent replacement."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "file").write_text("")
+    (tmp_path / "notes.txt").write_text("hello world\n")
     monkeypatch.setattr(benchmark, "matmul_peak", lambda *a: pytest.fail("started the work"))
     r = CliRunner().invoke(app, [*BENCH, *extra])
     assert r.exit_code == 2 and message in r.output, r.output

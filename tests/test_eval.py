@@ -516,8 +516,9 @@ def test_resume_refuses_another_evaluations_runs_and_start_over_says_so(ckpt, da
     r = ptrm(*base, "--K", 2)  # without --resume: starts over, and says so
     assert r.exit_code == 0 and "starting over" in r.output, r.output
     assert not (out / "partial.json").exists() and (out / "report.json").exists()
-    r = ptrm(*base, "--K", 2, "--resume")  # nothing saved: everything runs
-    assert r.exit_code == 0 and "running everything" in r.output, r.output
+    r = ptrm(*base, "--K", 2, "--resume")  # nothing saved: everything runs, and it says the
+    # finished report.json is replaced
+    assert r.exit_code == 0 and "is a finished evaluation" in r.output, r.output
 
 
 def test_halt_takes_the_answer_at_the_first_confident_step(ckpt, dataset, tmp_path):

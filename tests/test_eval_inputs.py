@@ -65,9 +65,13 @@ def test_merge_refuses_an_incomplete_report_by_name(report, tmp_path, name, edit
 
 # -- --sigma-from --------------------------------------------------------------------------------
 
-def test_sigma_from_takes_the_report_folder_as_merge_does(report):
+def test_sigma_from_takes_the_report_folder_as_merge_does(report, tmp_path):
     _, out = report
     assert evaluate.sigma_from_report(out) == evaluate.sigma_from_report(out / "report.json")
+    # a folder without one: the message names the file it looked for
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(PtrmError, match=r"cannot read .*empty.report\.json"):
+        evaluate.sigma_from_report(tmp_path / "empty")
 
 
 @pytest.mark.parametrize("sigma, mean", [(-1.0, 0.5), (True, 0.5), ("0.3", 0.5), (0.3, None),

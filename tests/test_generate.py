@@ -336,6 +336,14 @@ def test_cli_generate(installed_codec, tmp_path):
     assert res.exit_code == 2 and "ROWSxCOLS" in res.output
     res = CliRunner().invoke(app, ["generate", "kakuro", "--n", "1", "--out", str(out)])
     assert res.exit_code == 2 and "no generator" in res.output
+    # knobs that cannot work: a sudoku with every cell given, a maze with clues to remove
+    for argv, message in ((["sudoku", "--size", "4x4", "--max-clues", "16"],
+                           "would keep all 16 cells given"),
+                          (["maze", "--no-minimal", "--min-difficulty", "2"],
+                           "--no-minimal, --min-difficulty do not apply to mazes")):
+        res = CliRunner().invoke(app, ["generate", *argv, "--n", "1", "--out",
+                                       str(tmp_path / "k.jsonl")])
+        assert res.exit_code == 2 and message in res.output, res.output
     fresh = tmp_path / "negative.jsonl"  # numpy's traceback, and an empty file left behind
     res = CliRunner().invoke(app, ["generate", "lightup", "--n", "1", "--out", str(fresh),
                                    "--seed", "-1"])

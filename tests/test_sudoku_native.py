@@ -554,6 +554,14 @@ def test_an_official_step_file_is_used_directly(native, tmp_path):
     r = CliRunner().invoke(app, ["solve", str(example), "-c", str(run / "step_100"),
                                  "--device", "cpu"])
     assert r.exit_code == 2 and "no token table" in r.output and "ptrm convert" in r.output
+    # the same from a folder converted without --family: convert the step file again, not the
+    # folder (which `ptrm convert` refuses)
+    r = CliRunner().invoke(app, ["convert", str(run / "step_100"), "-o", str(tmp_path / "bare")])
+    assert r.exit_code == 0, r.output
+    r = CliRunner().invoke(app, ["solve", str(example), "-c", str(tmp_path / "bare"),
+                                 "--device", "cpu"])
+    assert r.exit_code == 2 and "was converted without one" in " ".join(r.output.split()), \
+        r.output
 
 
 def test_an_official_attention_step_file_takes_its_familys_length(native, tmp_path):

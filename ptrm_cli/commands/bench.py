@@ -90,6 +90,9 @@ def bench(
     if out is not None and (not out.strip() or Path(out).is_dir()):
         raise PtrmError(f"--out {out!r}: expected a file path for the JSON report",
                         hint="e.g. --out bench.json")
+    if out is not None and not _replaceable(Path(out)):
+        raise PtrmError(f"--out {out}: that file exists and is not a `ptrm bench` report; it "
+                        "would be replaced", hint="choose another path, or delete it first")
     if gpus and gpus > 1 and not distributed.launched():
         distributed.check_gpus(gpus, device)
         raise typer.Exit(distributed.relaunch(gpus))
@@ -130,3 +133,15 @@ def bench(
             typer.echo(f"error: mode(s) {', '.join(failed)} failed (the table and the report "
                        "say why)", err=True)
         raise typer.Exit(1)
+
+
+def _replaceable(path: Path) -> bool:
+    """--out may replace nothing, an empty file, or an earlier bench report (a rerun), never
+    another file that happens to be there."""
+    from ..benchmark import FORMAT
+
+    try:
+        text = path.read_text() if path.is_file() else ""
+        return not text.strip() or json.loads(text).get("format") == FORMAT
+    except (OSError, UnicodeDecodeError, ValueError, AttributeError):
+        return False

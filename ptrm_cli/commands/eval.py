@@ -293,6 +293,10 @@ def _saved_runs(out: Path, loaded, evset, settings, *, resume: bool, write: bool
                                      "or give another --out")
             err_console.print(f"[yellow]{esc(path)}[/]: no finished run of this evaluation "
                               "(another's, or none); starting over", highlight=False)
+    elif write and resume and (path.parent / "report.json").is_file():
+        err_console.print(f"[yellow]note:[/] {esc(path.parent / 'report.json')} is a finished "
+                          "evaluation and nothing is saved to resume: running everything "
+                          "again, and replacing it", highlight=False, soft_wrap=True)
     elif write and resume:
         err_console.print(f"[dim]nothing saved in {esc(path)} yet: running everything[/]",
                           highlight=False)

@@ -89,6 +89,7 @@ def generate(
     knobs = Knobs(minimal=minimal, max_clues=max_clues, min_difficulty=min_difficulty,
                   params=_params(param))
     gen.check_params(knobs)
+    gen.check_knobs(knobs, rows, cols)
     if not workers:  # the cores this process may use (a container may allow fewer than exist)
         workers = (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
                    else os.cpu_count() or 1)

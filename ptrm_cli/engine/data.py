@@ -165,7 +165,8 @@ def load_dataset(path: str | Path, *, splits: list[str] | None = None,
     for name in (splits or list(meta["splits"])):
         d = path / name
         if not d.is_dir():
-            raise PtrmError(f"dataset {path} has no split {name!r}")
+            raise PtrmError(f"dataset {path} has no split {name!r} (it has: "
+                            f"{', '.join(meta['splits']) or 'none'})")
         out[name] = _load_split(d, int(meta["seq_len"]), mmap)
     return Dataset(path, meta, vocab, out)
 

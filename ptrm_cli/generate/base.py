@@ -119,6 +119,10 @@ class Generator(ABC):
                 raise PtrmError(f"{self.name}: --param {key}={value:g}: expected a number "
                                 f"from 0 to 1 ({self.params[key][1]})")
 
+    def check_knobs(self, knobs: Knobs, rows: int, cols: int) -> None:
+        """Refuse knobs that cannot work for this type at this size, before any work (none
+        here: a type that has such knobs says so)."""
+
     # -- making ----------------------------------------------------------------------------
     def make(self, rng: np.random.Generator, rows: int, cols: int, knobs: Knobs) -> Instance:
         """A uniquely solvable puzzle. Draws attempts until one is unique and hard enough

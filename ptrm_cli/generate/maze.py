@@ -278,9 +278,17 @@ class MazeGenerator(Generator):
         if knobs.param("unique", 0) not in (0, 1):
             raise PtrmError(f"maze: --param unique={knobs.param('unique', 0):g}: expected 0 or 1")
 
+    def check_knobs(self, knobs: Knobs, rows, cols) -> None:
+        given = [name for name, on in (("--max-clues", knobs.max_clues is not None),
+                                       ("--no-minimal", not knobs.minimal),
+                                       ("--min-difficulty", knobs.min_difficulty > 0)) if on]
+        if given:
+            raise PtrmError(f"maze: {', '.join(given)} do not apply to mazes, which have no "
+                            "clues to remove", hint="a maze's difficulty is -p min_path")
+
     def make(self, rng, rows, cols, knobs: Knobs) -> Instance:
         """A maze meeting the recipe; `min_difficulty`, `minimal` and `max_clues` do not apply
-        (the recipe's difficulty is `min_path`)."""
+        (check_knobs refuses them; the recipe's difficulty is `min_path`)."""
         min_path = knobs.param("min_path", 110)
         if min_path + 2 > rows * cols:  # a path of min_path + 1 steps visits min_path + 2 cells
             raise PtrmError(f"maze: a {rows}x{cols} maze has {rows * cols} cells, too few for a "

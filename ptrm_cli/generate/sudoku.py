@@ -59,6 +59,13 @@ class SudokuGenerator(Generator):
         if rows != cols or rows not in (4, 6, 9):
             raise PtrmError(f"sudoku: size must be 4x4, 6x6 or 9x9, not {rows}x{cols}")
 
+    def check_knobs(self, knobs, rows, cols):
+        from ..errors import PtrmError
+        if knobs.max_clues is not None and knobs.max_clues >= rows * cols:
+            raise PtrmError(f"sudoku: --max-clues {knobs.max_clues} would keep all {rows * cols} "
+                            "cells given: a solved grid, not a puzzle",
+                            hint=f"at most {rows * cols - 1}")
+
     # -- encoding --------------------------------------------------------------------------
     @staticmethod
     def _x(n: int, r: int, c: int, d: int) -> int:
