@@ -533,6 +533,30 @@ def test_warm_start_needs_only_weights(sudoku4, reference_run, tmp_path):
     assert result["step"] == 12
 
 
+def test_a_lean_copy_in_bf16_warm_starts_at_its_step(sudoku4, reference_run, tmp_path):
+    """write_lean keeps what a warm start needs at half the weights' size: floating tensors in
+    bf16 (integers as they were), the config and the step; --init-from it continues there."""
+    from safetensors.torch import load_file
+
+    from ptrm_cli.engine.train_checkpoint import write_lean
+
+    src = reference_run / "checkpoints" / "step_8"
+    lean = write_lean(src, tmp_path / "lean")
+    assert sorted(p.name for p in lean.iterdir()) == ["config.json", "model.safetensors",
+                                                      "train_state.json"]
+    full, small = load_file(str(src / "model.safetensors")), load_file(
+        str(lean / "model.safetensors"))
+    assert small.keys() == full.keys()
+    for k, w in full.items():
+        assert small[k].dtype == (torch.bfloat16 if w.is_floating_point() else w.dtype), k
+        assert torch.equal(small[k], w.to(small[k].dtype)), k
+    assert (lean / "model.safetensors").stat().st_size < 0.6 * (
+        src / "model.safetensors").stat().st_size
+    run = tmp_path / "run"
+    assert train(None, base=config(run, sudoku4), init_from=str(lean))["step"] == 12
+    assert log_events(run, "start")[0]["step"] == 8
+
+
 def test_a_warm_start_on_other_data_forgets_the_best_so_far(sudoku4, reference_run, tmp_path,
                                                             capsys):
     """The best validation score is kept on a weights-only resume of the same data, and

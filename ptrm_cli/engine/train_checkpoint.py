@@ -312,6 +312,28 @@ def restore(tr: Trainer, path: Path, *, exact: bool) -> None:
         tr.stream.load_state(state["stream"])
 
 
+def write_lean(src: str | Path, dst: str | Path, dtype: torch.dtype = torch.bfloat16) -> Path:
+    """What a warm start (`--init-from DST`) needs from checkpoint `src`, small enough to commit
+    between machines: the EMA weights cast to `dtype` (half the size in bf16), config.json and
+    train_state.json (step, data position, best so far). The forward pass already runs in bf16,
+    so bf16 weights lose only the low bits of the fp32 master copy. Written whole or not at all."""
+    from safetensors import safe_open
+    from safetensors.torch import save_file
+
+    from ..atomic import atomic_dir
+
+    src, dst = Path(src), Path(dst)
+    with safe_open(str(src / CKPT_WEIGHTS), "pt") as f:
+        meta = f.metadata()
+        weights = {k: f.get_tensor(k) for k in f.keys()}
+    weights = {k: w.to(dtype) if w.is_floating_point() else w for k, w in weights.items()}
+    with atomic_dir(dst) as tmp:
+        save_file(weights, str(tmp / CKPT_WEIGHTS), metadata=meta)
+        for name in (CKPT_CONFIG, "train_state.json"):
+            shutil.copyfile(src / name, tmp / name)
+    return dst
+
+
 def _load_tensors(folder: Path, stem: str) -> dict[str, Tensor] | None:
     from safetensors.torch import load_file
 

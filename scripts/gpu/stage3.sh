@@ -39,7 +39,7 @@ prepare() {  # data/gen3 as generated here; the device completes what is missing
 }
 
 generate() {  # deterministic per (seed, index): these finish what was begun elsewhere
-    local w; w=$(nproc)
+    local w; w=$(nproc --all)
     timeout 150 ptrm generate nurikabe --n 2000 --seed 2 -p max_island=20 --workers "$w" \
         --out data/gen2/nurikabe.jsonl -q
     timeout 240 ptrm generate nurikabe --n 2000 --seed 3 "${KNOBS_NK[@]}" --workers "$w" \
@@ -58,7 +58,7 @@ train() {  # one call: the data, then a warm start from $INIT for as much as the
     [ -f "$golden" ] || golden=$(python3 -c "from ptrm_cli.eval_sets import golden_path as g; print(g())")
     ptrm build-data "${SOURCES[@]}" "${EXTRA[@]}" \
         --golden "$golden" --val-from data/ppbench-val --out "$DATA" \
-        --workers "$(nproc)" --json > "$OUT/build.json" || exit 1
+        --workers "$(nproc --all)" --json > "$OUT/build.json" || exit 1
     python3 -c "import json; r=json.load(open('$OUT/build.json')); print(r['puzzles'])"
     run_train --init-from "$INIT"
 }

@@ -71,7 +71,7 @@ PY
 build() {  # the dataset (~15 s on 64 cores); golden held out by identity (the wheel's copy)
     local golden
     golden=$(python3 -c "from ptrm_cli.eval_sets import golden_path as g; print(g())")
-    ptrm build-data "$SRC" --golden "$golden" --out "$DATA" --workers "$(nproc)" --json \
+    ptrm build-data "$SRC" --golden "$golden" --out "$DATA" --workers "$(nproc --all)" --json \
         > "$OUT/build.json" || exit 1
     python3 -c "import json; r=json.load(open('$OUT/build.json')); print(r['puzzles'])"
 }

@@ -1,29 +1,33 @@
 #!/usr/bin/env bash
-# Issue #10, the paper's protocol (written in session 12, not run yet): one TRM-Att run of the
-# recipe's 65,104 updates from scratch on one fixed mix, where stages 1-8 were a first run and
-# then warm starts of 4,500-30,000 updates on changing mixes (docs/TRAINING.md). ~41 minutes
-# of updates on 4 x H100 with CUDA graphs (26.5 updates/s, stage 8), so about five calls over
-# two sessions:
+# Issue #10, the paper's protocol (written in session 12; updates 0-22,771 ran in session 13):
+# one TRM-Att run of the recipe's 65,104 updates from scratch on one fixed mix, where stages
+# 1-8 were a first run and then warm starts of 4,500-30,000 updates on changing mixes
+# (docs/TRAINING.md). ~41 minutes of updates on 4 x H100 with CUDA graphs (26.5 updates/s), so
+# calls over three sessions:
 #
 #   here:  bash scripts/gpu/stage9.sh prepare   (janko + fresh samples of the sudoku lists)
-#   carry: .whl/ppbench-0.1.0-py3-none-any.whl data/s9 [+ data/ppb9-resume/last in a later
-#          session (EMA weights and the step, 28.5 MB), with ptrm_cli/models/default moved
-#          aside: the tree, the wheel and `last` must fit the 64 MiB a call carries]
-#   run:   bash scripts/gpu/stage9.sh train [SECONDS]   (each call: the rest of the recipe for
-#          as long as the call holds; a fresh machine first generates and builds, ~3 min)
-#   here:  bash scripts/gpu/stage9.sh keep FILES_AT     (last/ + best/ -> data/ppb9-resume)
+#   carry: .whl data/s9-prep (a copy of data/s9 as `prepare` left it: a carried data/s9 would
+#          replace, on a warm machine, the sources generated there)
+#   run:   mkdir -p data/s9 && cp -n data/s9-prep/* data/s9/ && bash scripts/gpu/stage9.sh train
+#          [SECONDS]   (each call: the rest of the recipe for as long as the call holds; a fresh
+#          machine first generates and builds, ~3.5 min with 64 workers)
+#   here:  bash scripts/gpu/stage9.sh keep FILES_AT   (last/ + best/ -> data/ppb9-resume, and
+#          `last` in bf16 -> scripts/gpu/resume/ppb9, committed: 14 MB)
 #
 # The first call starts from scratch; a call on a machine that stayed warm continues exactly
-# (--resume); a call on a fresh machine continues from the `last` of an earlier one (its EMA
-# weights as both EMA and raw ones, and its step; optimizer moments from zero, lr re-warmed over
-# 200 updates, as sudoku_hard.sh did for issue #11 at no visible cost; the raw weights would
-# double `last` past the carry limit). Generation is deterministic per
-# (seed, index) and the build is seeded, so every machine builds the same dataset; its
+# (--resume); a call on a fresh machine continues from the committed bf16 `last` of an earlier
+# one (its EMA weights as both EMA and raw ones, its step and data position; optimizer moments
+# from zero, lr re-warmed over 200 updates, as sudoku_hard.sh did for issue #11 at no visible
+# cost). Data/ may not survive from one session to the next (session 12 started without it),
+# so the resume point lives in git, at half the size of fp32 weights; the forward runs in bf16
+# anyway. Generation is deterministic per (seed, index) and the build is seeded, so every
+# machine builds the same dataset; its
 # validation split (100 a type, 50 tapa) chooses the model, golden is held out by identity.
 # A CPU dry run: NO_SETUP=1 SCALE=100 SETS="--set device=cpu --set train.compile=false ..."
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 SRC=data/s9 DATA=data/ppbench9 RUN=${RUN:-runs/ppb9} RESUME=${RESUME:-data/ppb9-resume}
+LEAN=${LEAN:-scripts/gpu/resume/ppb9}   # tracked: the bf16 `last` a fresh machine starts from
 SHARED=${SHARED:-../shared/data}
 SCALE=${SCALE:-1}   # divides every count (a dry run)
 KNOBS_NK=(-p stuck=0 -p max_island=20 -p repairs=30 -p big=0.2 -p theme=0.1 -p budget=20000)
@@ -57,12 +61,13 @@ PY
 }
 
 sources() {  # deterministic per (seed, index) and resumable: a cut run completes the files
-    local w; w=$(nproc)
+    # (GEN_BUDGET seconds in all, 400 unless set: here, `GEN_BUDGET=99999 stage9.sh sources`)
+    local w; w=$(nproc --all)
     # a batch cut short stops the call (its file is completed by the next call's run): a
     # dataset built from part of the sources would differ from machine to machine
     gen() { local t=$1 n=$2 seed=$3 file=$4; shift 4
-        timeout "$(left 400)" ptrm generate "$t" --n $((n / SCALE)) --seed "$seed" \
-            --workers "$w" --out "$SRC/$file.jsonl" -q "$@" || exit 1; }
+        timeout "$(left "${GEN_BUDGET:-400}")" ptrm generate "$t" --n $((n / SCALE)) \
+            --seed "$seed" --workers "$w" --out "$SRC/$file.jsonl" -q "$@" || exit 1; }
     gen sudoku 4000 21 sudoku_hard --min-difficulty 6
     gen sudoku 2000 22 sudoku
     gen lightup 4000 21 lightup
@@ -80,7 +85,7 @@ build() {  # once per machine
     sources
     local golden
     golden=$(python3 -c "from ptrm_cli.eval_sets import golden_path as g; print(g())")
-    ptrm build-data "$SRC" --golden "$golden" --out "$DATA" --workers "$(nproc)" --json \
+    ptrm build-data "$SRC" --golden "$golden" --out "$DATA" --workers "$(nproc --all)" --json \
         > "$OUT/build.json" || exit 1
     python3 -c "import json; r=json.load(open('$OUT/build.json')); print(r['puzzles'])"
 }
@@ -91,8 +96,8 @@ train() {  # train [SECONDS]: the recipe from where it stands, for as long as th
     local from=()
     if [ -e "$RUN/checkpoints/last" ]; then   # the machine stayed warm: continue exactly
         from=(--resume)
-    elif [ -f "$RESUME/last/model.safetensors" ]; then   # an earlier session's run
-        from=(--init-from "$RESUME/last" --set resume.rewarmup_steps=200)
+    elif [ -f "$LEAN/model.safetensors" ]; then   # an earlier session's run
+        from=(--init-from "$LEAN" --set resume.rewarmup_steps=200)
     fi
     timeout -s TERM "$(left "${1:-560}")" ptrm train examples/configs/ppbench-att.yaml $(gpus) \
         "${from[@]}" --set data.path="$DATA" --set run_dir="$RUN" \
@@ -102,6 +107,10 @@ train() {  # train [SECONDS]: the recipe from where it stands, for as long as th
     pack "$RUN" step   # last: EMA weights + state; best on validation: EMA
 }
 
-keep() { unpack "$1" "$RESUME"; }
+keep() {  # keep FILES_AT: the call's last/ and best/, and the lean resume point from last/
+    unpack "$1" "$RESUME" || return 1
+    python3 -c "import sys; from ptrm_cli.engine.train_checkpoint import write_lean as w
+w(*sys.argv[1:])" "$RESUME/last" "$LEAN" && du -sh "$LEAN"
+}
 
 "$@"

@@ -49,7 +49,7 @@ build() {  # the same bytes as the documented build (same files, same seed)
     [ -f data/tdoku-hard/meta.json ] && return
     ptrm build-data "${LISTS[@]/#/data/src-tdoku/}" --family sudoku-native \
         --augmentation sudoku-trm --train-puzzles 1000 --augment 1001 --val-per-type 5000 \
-        --workers "$(nproc)" --out data/tdoku-hard --json > "$OUT/build.json" || exit 1
+        --workers "$(nproc --all)" --out data/tdoku-hard --json > "$OUT/build.json" || exit 1
     python3 - <<'EOF'  # the sigma set shares nothing with it (tdoku-tune was built with --exclude)
 import json
 keys = lambda p: {json.loads(l)["key"] for l in open(p)}
