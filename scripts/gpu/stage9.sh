@@ -13,6 +13,8 @@
 #          machine first generates and builds, ~3.5 min with 64 workers)
 #   here:  bash scripts/gpu/stage9.sh keep FILES_AT   (last/ + best/ -> data/ppb9-resume, and
 #          `last` in bf16 -> scripts/gpu/resume/ppb9, committed: 14 MB)
+#   run:   bash scripts/gpu/stage9.sh compare   (after update 65,104, on the warm machine:
+#          its best against the bundled model, σ 2.0 as chosen for it, K=100, D=16)
 #
 # The first call starts from scratch; a call on a machine that stayed warm continues exactly
 # (--resume); a call on a fresh machine continues from the committed bf16 `last` of an earlier
@@ -105,6 +107,20 @@ train() {  # train [SECONDS]: the recipe from where it stands, for as long as th
         | grep -v "^\s*$" | tail -n 30
     cp "$RUN/log.jsonl" "$OUT/train_log.jsonl"
     pack "$RUN" step   # last: EMA weights + state; best on validation: EMA
+}
+
+compare() {  # after the last update: the run's best against the bundled model on this run's
+    # validation (the choice), then golden for the record; on a fresh machine carry data/s9 (or
+    # s9-prep) and the best as `keep` left it (data/ppb9-resume/best, or its write_lean copy)
+    setup >/dev/null
+    build
+    local best=${BEST:-$RUN/checkpoints/best} until=${COMPARE_UNTIL:-540}
+    ev v_new "$(left $((until / 3)))" --split val --data "$DATA" -c "$best" --D 16 \
+        --det-D 16 --seeds 1 --sigma 2.0
+    ev v_bundled "$(left $((2 * until / 3)))" --split val --data "$DATA" --D 16 --det-D 16 \
+        --seeds 1 --sigma 2.0
+    ev g_new "$(left "$until")" --split golden -c "$best" --D 16 --det-D 16,48 --seeds 1 \
+        --sigma 2.0
 }
 
 keep() {  # keep FILES_AT: the call's last/ and best/, and the lean resume point from last/
