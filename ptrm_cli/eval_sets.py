@@ -174,8 +174,9 @@ def load_source_file(path: Path, loaded: LoadedModel, *, limit: int | None = Non
     sampled = None
     if sample is not None:
         items = list(items)
-        sampled = {"n": min(sample, len(items)), "of": len(items), "seed": 0}
-        items = [items[i] for i in sample_rows(len(items), sample)]
+        if sample < len(items):   # else all of them, as EvalSet.sample does
+            sampled = {"n": sample, "of": len(items), "seed": 0}
+            items = [items[i] for i in sample_rows(len(items), sample)]
     for item in items:
         if limit is not None and len(row_types) >= limit:
             break

@@ -590,8 +590,9 @@ def test_cli_json_and_table(tmp_path):
     res = runner.invoke(app, [str(GOLDEN), "--dry-run", "--workers", "1", "--sizes", "*=10x10"])
     assert res.exit_code == 0, res.output
     assert "puzzles per type" in res.output and "wrong size" in res.output
-    res = runner.invoke(app, [str(GOLDEN), "--dry-run", "--sizes", "sudoku=9"])
-    assert res.exit_code != 0
+    for bad in ("sudoku=9", "sudoku=0x9", "*=10x0"):   # a 0-row grid matches nothing
+        res = runner.invoke(app, [str(GOLDEN), "--dry-run", "--sizes", bad])
+        assert "is not TYPE=ROWSxCOLS" in str(res.exception), bad
 
 
 def _sigint_ignored(_task) -> bool:

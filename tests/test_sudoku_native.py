@@ -411,6 +411,13 @@ def test_eval_sample_is_a_seeded_subset_the_report_records(trm_build, native, tm
     assert torch.equal(sub.inputs, full.inputs[torch.as_tensor(kept)])
     assert [v.puzzle for v in sub.verifiers] == [full.verifiers[i].puzzle for i in kept]
     assert full.sample(3) is full and full.sampled is None
+    # a sample as big as the split is all of it, and says so
+    said = []
+    c = eval_cli("--split", "val", "--data", str(trm_build[1]), "-c", str(ckpt), "--K", "3",
+                 "--D", "2", "--sigma", "0.2", "--out", str(tmp_path / "c"), "--sample", "5",
+                 result=said)
+    assert c["split"]["n"] == 3 and c["split"]["sample"] is None
+    assert "--sample 5 is not fewer than the 3 puzzles there" in said[0].stderr
 
 
 def extreme_csv(path, n: int, bad: bool = False) -> list[str]:
@@ -430,7 +437,8 @@ def extreme_csv(path, n: int, bad: bool = False) -> list[str]:
     return sols
 
 
-def eval_cli(*args):
+def eval_cli(*args, result: list | None = None):
+    """`ptrm eval ARGS --json`'s report; the click Result is appended to `result` if given."""
     from ptrm_cli.app import app
 
     n = torch.get_num_threads()
@@ -441,6 +449,8 @@ def eval_cli(*args):
         torch.set_num_threads(n)
     assert "Traceback" not in r.output, r.output
     assert r.exit_code == 0, r.output
+    if result is not None:
+        result.append(r)
     return json.loads(r.stdout)
 
 

@@ -146,6 +146,9 @@ def test_config_overrides_types_and_errors(tmp_path):
         load_config(path, ["train.max_steps=many"])
     with pytest.raises(PtrmError, match="expected KEY=VALUE"):
         load_config(path, ["train.lr"])
+    for key in ("model.", ".lr", "train..lr"):   # an empty part would be a key named ""
+        with pytest.raises(PtrmError, match="has an empty part"):
+            load_config(path, [f"{key}=3"])
     with pytest.raises(PtrmError, match=r"--set 'train.lr=1': train is not a section "
                                         r"\(--set 'train=1' made it a value\)"):
         load_config(path, ["train=1", "train.lr=1"])  # the first override is the mistake

@@ -175,8 +175,8 @@ def parse_sizes(text: str) -> dict[str, tuple[int, int] | None]:
             out[name.strip()] = None
             continue
         r, _, c = size.lower().partition("x")
-        if not (name and r.isdigit() and c.isdigit()):
-            raise PtrmError(f"--sizes: {part!r} is not TYPE=ROWSxCOLS",
+        if not (name and r.isdigit() and c.isdigit() and int(r) and int(c)):
+            raise PtrmError(f"--sizes: {part!r} is not TYPE=ROWSxCOLS (both at least 1)",
                             hint="e.g. sudoku=9x9,*=10x10")
         out[name.strip()] = (int(r), int(c))
     return out

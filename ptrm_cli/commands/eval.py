@@ -203,6 +203,10 @@ def evaluate(
             return
         evset = resolve_split(split, data, loaded, limit=limit, sample=sample_n,
                               types=type_list(types), min_difficulty=min_difficulty)
+        if sample_n is not None and evset.sampled is None:
+            err_console.print(f"note: --sample {sample_n} is not fewer than the "
+                              f"{len(evset)} puzzles there: evaluating all of them",
+                              highlight=False)
         budget = budget or solver.default_memory(device)
         settings = ev_mod.EvalSettings(
             K=K, D=D, sigmas=sigmas, seeds=[seed + i for i in range(seeds)], perturb=perturb,

@@ -147,7 +147,10 @@ def load_config(path: str | os.PathLike | None = None, sets: list[str] | tuple =
         if not sep or not key.strip():
             raise PtrmError(f"--set {item!r}: expected KEY=VALUE, e.g. train.lr=3e-4")
         node = doc
-        *parents, last = key.strip().split(".")
+        *parents, last = names = key.strip().split(".")
+        if not all(n.strip() for n in names):
+            raise PtrmError(f"--set {item!r}: {key.strip()!r} has an empty part: "
+                            f"expected SECTION.KEY=VALUE, e.g. train.lr=3e-4")
         for i, k in enumerate(parents):
             node = node.setdefault(k, {})
             if not isinstance(node, dict):
