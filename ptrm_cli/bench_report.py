@@ -60,7 +60,8 @@ def table(r: dict) -> str:
              f"rows in flight {r['rows_in_flight']}", ""]
     head = (f"{'mode':<14}{'ms/puzzle':>10}{'TFLOP/s':>9}{'%peak':>8}{'FLOP/puzzle':>13}"
             f"{'vs fixed':>9}{'peak mem':>10}{'warm-up':>9}{'x eager':>8}{'acc':>7}")
-    lines.append(head)
+    if any(e["mode"] not in ("curve", "profile") for e in r["modes"]):
+        lines.append(head)
     for e in r["modes"]:
         if "error" in e:
             lines.append(f"{e['mode']:<14}error: {e['error'][:90]}")
@@ -106,6 +107,9 @@ def table(r: dict) -> str:
                 lines.append(f"  {k['time_us'] / 1e3:8.2f} ms {k['calls']:5d}x  {k['kind']:<20} "
                              f"{k['name'][:70]}")
     if "scaling" in r:
+        if r["world_size"] == 1:
+            lines.append("scaling: one process, one device; launch on several GPUs "
+                         "(--gpus N) to measure how the time divides")
         for s in r["scaling"]["rows"]:
             lines.append(f"scaling {s['gpus']} GPU(s): {s['ms_per_puzzle']:.1f} ms/puzzle, "
                          f"{s['tflops']:.1f} TFLOP/s, efficiency {100 * s['efficiency']:.0f}%, "

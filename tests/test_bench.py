@@ -161,3 +161,12 @@ def test_a_peak_measurement_that_does_not_fit_is_one_error(monkeypatch):
     assert r.exit_code == 2 and "--peak-size 60000: the peak measurement's matrices" in r.output
     assert "Traceback" not in r.output
 
+
+
+def test_scaling_alone_on_one_process_prints_its_row_and_says_why_it_is_one():
+    """`--modes scaling` without a launch on several GPUs printed nothing at all: the table
+    was skipped for want of other modes."""
+    r = CliRunner().invoke(app, [*BENCH[:-1], "scaling", "--split", "random"])
+    assert r.exit_code == 0, r.output
+    assert "scaling 1 GPU(s):" in r.stdout and "one process, one device" in r.stdout
+    assert "ms/puzzle" not in r.stdout.split("scaling")[0]   # no header over an empty table

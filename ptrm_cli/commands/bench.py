@@ -122,7 +122,7 @@ def bench(
     distributed.teardown()
     if main and as_json:  # the report --out writes, on stdout
         typer.echo(json.dumps(report, indent=1, default=jsonable))
-    elif main and report["modes"]:
+    elif main and (report["modes"] or "scaling" in report):
         typer.echo(benchmark.table(report))
     if main and out:
         typer.echo(f"wrote {out}", err=as_json)
