@@ -35,6 +35,19 @@ ev() {
         || cp "runs/e_$name/partial.json" "$OUT/$name.partial.json"
 }
 
+# versus CKPT DATA SECONDS: a checkpoint against the bundled model on DATA's validation split
+# (the choice; K=100, D=16, σ 2.0, one seed) as v_new / v_bundled, then golden for the record
+# (g_new, TRM at D=16 and 48), all within SECONDS of the script's start
+versus() {
+    local ckpt=$1 data=$2 until=$3
+    ev v_new "$(left $((until / 3)))" --split val --data "$data" -c "$ckpt" --D 16 \
+        --det-D 16 --seeds 1 --sigma 2.0
+    ev v_bundled "$(left $((2 * until / 3)))" --split val --data "$data" --D 16 --det-D 16 \
+        --seeds 1 --sigma 2.0
+    ev g_new "$(left "$until")" --split golden -c "$ckpt" --D 16 --det-D 16,48 --seeds 1 \
+        --sigma 2.0
+}
+
 # pack RUN_DIR [raw|step]: checkpoints/last and checkpoints/best (EMA weights) as one tar in 15
 # MB parts under $OUT; "raw" adds last's raw weights and state (what a warm start needs), "step"
 # its state alone (a warm start then takes the EMA weights as raw ones: half the size)

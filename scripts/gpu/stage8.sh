@@ -91,13 +91,7 @@ train() {  # one call: the dataset, then a warm start from the bundled model, st
 
 compare() {  # the kept checkpoint against the bundled model: validation (selection), golden
     setup >/dev/null
-    local until=${COMPARE_UNTIL:-300}
-    ev v_new "$(left $((until / 3)))" --split val --data "$DATA" -c "$BEST" --D 16 \
-        --det-D 16 --seeds 1 --sigma 2.0
-    ev v_bundled "$(left $((2 * until / 3)))" --split val --data "$DATA" --D 16 --det-D 16 \
-        --seeds 1 --sigma 2.0
-    ev g_new "$(left "$until")" --split golden -c "$BEST" --D 16 --det-D 16,48 --seeds 1 \
-        --sigma 2.0
+    versus "$BEST" "$DATA" "${COMPARE_UNTIL:-300}"
 }
 
 perturb() {  # the bundled model with the noise on y or on both, against compare's z (v_bundled)

@@ -114,13 +114,7 @@ compare() {  # after the last update: the run's best against the bundled model o
     # s9-prep) and the best as `keep` left it (data/ppb9-resume/best, or its write_lean copy)
     setup >/dev/null
     build
-    local best=${BEST:-$RUN/checkpoints/best} until=${COMPARE_UNTIL:-540}
-    ev v_new "$(left $((until / 3)))" --split val --data "$DATA" -c "$best" --D 16 \
-        --det-D 16 --seeds 1 --sigma 2.0
-    ev v_bundled "$(left $((2 * until / 3)))" --split val --data "$DATA" --D 16 --det-D 16 \
-        --seeds 1 --sigma 2.0
-    ev g_new "$(left "$until")" --split golden -c "$best" --D 16 --det-D 16,48 --seeds 1 \
-        --sigma 2.0
+    versus "${BEST:-$RUN/checkpoints/best}" "$DATA" "${COMPARE_UNTIL:-540}"
 }
 
 keep() {  # keep FILES_AT: the call's last/ and best/, and the lean resume point from last/
