@@ -560,6 +560,38 @@ def test_a_lean_copy_in_bf16_warm_starts_at_its_step(sudoku4, reference_run, tmp
     assert log_events(run, "start")[0]["step"] == 8
 
 
+def _cut(f: Path) -> None:
+    f.write_bytes(f.read_bytes()[:100])
+
+
+@pytest.mark.parametrize("damage, message, warm_too", [
+    (lambda d: _cut(d / "model.safetensors"), "is corrupt or not a safetensors file", True),
+    # resume skips a checkpoint without its weights as incomplete; a warm start names them
+    (lambda d: (d / "model.safetensors").unlink(), "no complete checkpoint|has no model.saf", True),
+    (lambda d: (d / "config.json").write_text("{}"), "format None is not", True),
+    (lambda d: (d / "config.json").write_text("{cut"), "is not readable JSON", True),
+    (lambda d: (d / "train_state.json").write_text("[]"), "expected a JSON object", True),
+    (lambda d: _cut(d / "optimizer.safetensors"), "optimizer.safetensors is corrupt", False),
+])
+def test_a_damaged_checkpoint_is_one_message_on_resume_and_warm_start(
+        sudoku4, reference_run, tmp_path, damage, message, warm_too):
+    """A checkpoint cut short on its way between machines (they travel in parts) was a
+    traceback from --resume and --init-from, where `ptrm eval` names the file. (A warm start
+    does not read the optimizer's moments.)"""
+    run = tmp_path / "run"
+    step = run / "checkpoints" / "step_8"
+    shutil.copytree(reference_run / "checkpoints" / "step_8", step)
+    (run / "checkpoints" / "last").symlink_to("step_8")
+    damage(step)
+    with pytest.raises(PtrmError, match=message):
+        train(None, base=config(run, sudoku4), resume=True)
+    if warm_too:
+        with pytest.raises(PtrmError, match=message):
+            train(None, base=config(tmp_path / "warm", sudoku4), init_from=str(step))
+    with pytest.raises(PtrmError, match="no such file or directory"):
+        train(None, base=config(tmp_path / "w2", sudoku4), init_from=str(tmp_path / "nope"))
+
+
 def test_a_warm_start_on_other_data_forgets_the_best_so_far(sudoku4, reference_run, tmp_path,
                                                             capsys):
     """The best validation score is kept on a weights-only resume of the same data, and

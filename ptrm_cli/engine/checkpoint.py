@@ -167,6 +167,20 @@ def _no_yaml(config_yaml, path: Path) -> None:
 
 
 def _load_ours(root: Path, weights: Path, device, vocab: Vocab | None, overrides: dict):
+    doc, cfg, ckpt_vocab = read_config(root, overrides)
+    if vocab is not None:
+        vocab.check_same(ckpt_vocab, what="the expected vocabulary",
+                         other_what=f"checkpoint {root}")
+    model = _build(cfg, read_weights(weights), device, weights)
+    meta = dict(doc.get("meta") or {})
+    if overrides:
+        meta["overrides"] = dict(overrides)
+    return model, ckpt_vocab, meta
+
+
+def read_config(root: Path, overrides: dict | None = None) -> tuple[dict, TRMConfig, Vocab]:
+    """A checkpoint folder's config.json, checked: (the document, its model config with
+    `overrides` applied, its vocabulary). A CheckpointError names the file otherwise."""
     try:
         doc = json.loads((root / CONFIG).read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
@@ -188,23 +202,21 @@ def _load_ours(root: Path, weights: Path, device, vocab: Vocab | None, overrides
     if len(ckpt_vocab) != cfg.vocab_size:
         raise VocabError(f"{root}: vocabulary {ckpt_vocab.family!r} has {len(ckpt_vocab)} "
                          f"tokens but the model's vocab_size is {cfg.vocab_size}")
-    if vocab is not None:
-        vocab.check_same(ckpt_vocab, what="the expected vocabulary",
-                         other_what=f"checkpoint {root}")
-    if not weights.exists():
-        raise CheckpointError(f"{root} has no {weights.name}")
+    return doc, cfg, ckpt_vocab
+
+
+def read_weights(path: Path) -> dict:
+    """The tensors of a .safetensors file; a missing, cut or foreign file is a CheckpointError
+    naming it (a checkpoint carried between machines in parts can arrive incomplete)."""
     from safetensors import SafetensorError
     from safetensors.torch import load_file
 
+    if not path.exists():
+        raise CheckpointError(f"{path.parent} has no {path.name}")
     try:
-        state = load_file(str(weights))
+        return load_file(str(path))
     except (SafetensorError, OSError, ValueError) as e:
-        raise CheckpointError(f"{weights} is corrupt or not a safetensors file: {e}") from None
-    model = _build(cfg, state, device, weights)
-    meta = dict(doc.get("meta") or {})
-    if overrides:
-        meta["overrides"] = dict(overrides)
-    return model, ckpt_vocab, meta
+        raise CheckpointError(f"{path} is corrupt or not a safetensors file: {e}") from None
 
 
 def _build(cfg: TRMConfig, state: dict, device, where) -> TRM:

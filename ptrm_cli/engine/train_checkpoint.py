@@ -34,7 +34,7 @@ from torch import Tensor
 
 from ..errors import PtrmError
 from .checkpoint import CONFIG as CKPT_CONFIG, WEIGHTS as CKPT_WEIGHTS, merge_trained_on, \
-    save_checkpoint
+    read_weights, save_checkpoint
 from .data import Dataset
 from .model import TRMConfig
 from .train_dist import check_replicas, gather_to_main
@@ -216,21 +216,19 @@ def restore(tr: Trainer, path: Path, *, exact: bool) -> None:
     start (weights, EMA, step; fresh optimizer moments and carry). A warm start also takes an
     official TRM step_N file (settings from the all_config.yaml beside it)."""
     from . import checkpoint as ck
-    from ..vocab import Vocab
 
     official = path.is_file() and ck.is_official_checkpoint(path)
     if official and not exact:  # its own table is a placeholder: it takes the dataset's
         model, _, _ = ck.import_official(path, vocab=tr.dataset.vocab)
         ckpt_cfg, weights = model.config, model.state_dict()
     elif not (path / CKPT_CONFIG).exists():
-        raise PtrmError(f"{path} is not a ptrm checkpoint folder (no {CKPT_CONFIG})",
+        raise PtrmError(f"{path}: no such file or directory" if not path.exists() else
+                        f"{path} is not a ptrm checkpoint folder (no {CKPT_CONFIG})",
                         hint="--init-from takes a checkpoint folder (`ptrm train` writes them "
                              "in RUN_DIR/checkpoints) or an official TRM step_N file")
     else:
-        doc = json.loads((path / CKPT_CONFIG).read_text())
-        ckpt_cfg = TRMConfig.from_dict(doc["model"])
+        doc, ckpt_cfg, vocab = ck.read_config(path)
         tr.inherited_trained_on = (doc.get("meta") or {}).get("trained_on")
-        vocab = Vocab.from_json(doc["vocab"])
         if exact or vocab != ck.placeholder_vocab(len(tr.dataset.vocab)):
             # an official import kept its placeholder table: it takes the dataset's, as a
             # step file does; any other table must be the dataset's
@@ -250,10 +248,8 @@ def restore(tr: Trainer, path: Path, *, exact: bool) -> None:
                         + ", ".join(f"{k} {a!r} vs {b!r}" for k, (a, b) in diff.items()))
     state_file = path / "train_state.json"
     state = _read_json(state_file) if not official and state_file.exists() else None
-    from safetensors.torch import load_file
-
     if weights is None:
-        weights = load_file(str(path / CKPT_WEIGHTS))  # EMA params (if EMA) + raw buffers
+        weights = read_weights(path / CKPT_WEIGHTS)  # EMA params (if EMA) + raw buffers
     raw = {} if official else _load_tensors(path, "train_state") or {}
     if table_rows is not None and "puzzle_emb.weights" in weights:
         # the reference's rule for a different puzzle set: every row = the mean row
@@ -335,8 +331,6 @@ def write_lean(src: str | Path, dst: str | Path, dtype: torch.dtype = torch.bflo
 
 
 def _load_tensors(folder: Path, stem: str) -> dict[str, Tensor] | None:
-    from safetensors.torch import load_file
-
     single = folder / f"{stem}.safetensors"
     files = [single] if single.exists() else sorted(folder.glob(f"{stem}-*-of-*.safetensors"))
     if not files:
@@ -346,15 +340,18 @@ def _load_tensors(folder: Path, stem: str) -> dict[str, Tensor] | None:
         raise PtrmError(f"{folder}: {stem} has {len(files)} of {expected.group(1)} shards")
     out = {}
     for f in files:
-        out.update(load_file(str(f)))
+        out.update(read_weights(f))
     return out
 
 
 def _read_json(path: Path) -> dict:
     try:
-        return json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as e:
+        doc = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
         raise PtrmError(f"{path}: unreadable ({e})") from None
+    if not isinstance(doc, dict):
+        raise PtrmError(f"{path}: expected a JSON object, found {type(doc).__name__}")
+    return doc
 
 
 # -- what else a resume must match or restore ----------------------------------------------------
