@@ -620,6 +620,11 @@ def test_a_warm_start_on_other_data_forgets_the_best_so_far(sudoku4, reference_r
     assert resumed(sudoku4, 12)["step"] == 12
     assert "nothing to train: the run is at step 12 and train.max_steps is 12" in \
         capsys.readouterr().err
+    # nothing trained and nothing written: no checkpoint to name (it named step_0, step_12)
+    zero = train(None, base=config(tmp_path / "zero", sudoku4, train={"max_steps": 0}))
+    warm = train(None, base=config(tmp_path / "past", sudoku4, train={"max_steps": 5}),
+                 init_from=str(reference_run / "checkpoints" / "step_12"))
+    assert zero["checkpoint"] is None and warm["checkpoint"] is None and warm["step"] == 12
 
 
 def test_a_damaged_dataset_is_one_message(sudoku4, tmp_path):

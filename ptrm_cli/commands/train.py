@@ -122,5 +122,5 @@ def _summary(result: dict) -> None:
     if best:
         table.add_row("best val exact accuracy",
                       f"{best['exact_accuracy']:.4f} (step {best['step']})")
-    table.add_row("checkpoint", result["checkpoint"])
+    table.add_row("checkpoint", result["checkpoint"] or "none written (nothing to train)")
     console.print(table)

@@ -504,9 +504,10 @@ class Trainer:
                                exact=self.cfg.checkpoint.optimizer and self.cfg.checkpoint.carry)
             if self._last_saved != self.step and self.step > 0:  # e.g. resumed at the end
                 self.save(reason="final")
+            written = self._step_dir(self.step)   # none when there was nothing to train
             result = {"step": self.step, "total_steps": self.total_steps,
                       "val": self.last_eval, "best": self.best,
-                      "checkpoint": str(self._step_dir(self.step))}
+                      "checkpoint": str(written) if written.is_dir() else None}
             rep.event("end", **result)
             return result
         finally:
