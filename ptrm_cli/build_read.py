@@ -15,6 +15,7 @@ later order: de-duplication keeps the first, and validation samples candidates i
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,6 +73,12 @@ def collect_sources(paths: Iterable[str | Path],
                 or p.name.lower().startswith("golden") else "pool")
         else:
             raise PtrmError(f"source {p}: no such file or folder")
+    # a source is named by its file name (stable wherever the data lie, so a rebuild elsewhere
+    # has the same meta.json and fingerprint), by its path as given where two share a name
+    names = Counter(f.name for f in out)
+    for f in out:
+        if names[f.name] > 1:
+            f.name = str(f.path)
     return out
 
 

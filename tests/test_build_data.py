@@ -420,6 +420,15 @@ def test_malformed_input_is_reported_and_counted(tmp_path):
     assert r.messages["invalid solution"][0].startswith("mixed.jsonl:8:")
     (s,) = r.sources
     assert s["records"] == 9 and sum(s["dropped"].values()) == 8
+    # two folders with a file of the same name: each is named by its path, so a message says
+    # which one (a file name alone stays the name where it is unique: meta.json, and so the
+    # dataset's fingerprint, do not depend on where the sources lie)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "mixed.jsonl").write_text(json.dumps(good) + "\n")
+    r2 = B.build([f, other], None, opts(types=("sudoku",)))
+    assert [x["name"] for x in r2.sources] == [str(f), str(other / "mixed.jsonl")]
+    assert all(m.startswith(f"{f}:") for m in r2.messages["malformed"])
 
 
 def test_a_golden_file_that_gives_no_puzzle_is_said_not_silent(tmp_path):
