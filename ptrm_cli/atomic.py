@@ -117,7 +117,9 @@ def exclusive(path: str | os.PathLike, what: str):
         path.parent.mkdir(parents=True, exist_ok=True)
         f = open(lock, "a+")
     except OSError as e:
-        raise PtrmError(f"{path}: cannot write there ({e.strerror or e})",
+        file = next((a for a in reversed(path.parents) if a.exists() and not a.is_dir()), None)
+        why = f"{file} is a file, not a folder" if file else e.strerror or str(e)
+        raise PtrmError(f"{path}: cannot write there ({why})",
                         hint=f"give this {what} a path in a folder you can write") from None
     with f:
         try:

@@ -55,6 +55,10 @@ def test_exclusive_names_a_path_it_cannot_write(tmp_path):
         with exclusive(afile / "sub", "eval --out"):
             pass
     assert "eval --out" in e.value.hint
+    # the file in the way is named, however deep below it the path goes (it said "File exists")
+    with pytest.raises(PtrmError, match=rf"\({afile} is a file, not a folder\)"):
+        with exclusive(afile / "a" / "b.jsonl", "generate --out"):
+            pass
 
 
 def test_a_second_generate_on_the_same_file_is_refused(installed_codec, tmp_path):

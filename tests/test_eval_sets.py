@@ -119,7 +119,7 @@ def test_a_malformed_jsonl_line_is_unusable_not_fatal(ppbench_model, tmp_path):
     # on the command line: listed (no 'None' for the type nobody knows), then evaluated
     r = eval_cli("--split", f, "-c", ckpt, "-o", tmp_path / "out")
     assert r.exit_code == 0, r.output
-    assert "skipped record on line 2: not valid JSON" in " ".join(r.stderr.split())
+    assert f"skipped record on line 2 of {f}: not valid JSON" in " ".join(r.stderr.split())
     assert "None" not in r.stderr
     assert json.loads(r.stdout)["split"]["n"] == 2
     # nothing usable at all: an error that says where the first problem is

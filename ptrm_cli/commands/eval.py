@@ -229,8 +229,9 @@ def evaluate(
         for u in evset.unusable:  # a record unreadable before its type is known: no type
             what = f"{u['type']} puzzle" if u["type"] else "record"
             where = f"line {u['line']}" if isinstance(u["line"], int) else f"entry {u['line']}"
-            err_console.print(f"[yellow]skipped[/] {esc(what)} on {esc(where)}: "
-                              f"{esc(u['reason'])}", highlight=False)
+            err_console.print(f"[yellow]skipped[/] {esc(what)} on {esc(where)} of "
+                              f"{esc(evset.source)}: {esc(u['reason'])}", highlight=False,
+                              soft_wrap=True)
         ranks = distributed.world()[1]
         of = f" (a seeded sample of {evset.sampled['of']})" if evset.sampled else ""
         err_console.print(
