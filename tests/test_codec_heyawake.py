@@ -268,6 +268,7 @@ def test_loose_borders_count_in_unshaded_runs():
     violations = codec.verify(parsed.puzzle, parsed.solution)
     assert [v.code for v in violations] == ["bkUnshadeConsecGt3"]
     assert violations[0].cells == ((0, 0), (0, 1), (0, 2), (0, 3))
+    assert "from r1c1 crosses" in violations[0].message   # cells named from 1, as elsewhere
     # one loose border fewer: the run crosses one border only
     parsed.puzzle.clues.vwall[0, 2] = False
     assert codec.verify(parsed.puzzle, parsed.solution) == []
@@ -323,7 +324,11 @@ def test_render_shows_numbers_and_shading():
     plain = codec.render(parsed.puzzle, parsed.solution).plain
     assert "1" in plain and "0" in plain and "■" in plain
     numbered = Solution("heyawake", np.array([[1, 0, 0], [0, 0, 0]], dtype=np.int16))
-    assert "■" not in codec.render(parsed.puzzle, numbered).plain  # drawn as a reversed number
+    # a shaded clue: its number beside a ■ in plain text (reverse video alone was lost in a
+    # file or a pipe), reversed on a terminal
+    drawn = codec.render(parsed.puzzle, numbered)
+    assert drawn.plain.splitlines()[1].startswith("│■1 ")
+    assert any("reverse" in str(span.style) for span in drawn.spans)
 
 
 # -- bad input --------------------------------------------------------------------------------

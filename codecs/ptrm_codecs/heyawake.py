@@ -441,7 +441,10 @@ class HeyawakeCodec(GridCodec):
         shaded = solution is not None and solution.grid[r, c] == SHADED
         if number != NO_NUMBER:
             label = "?" if number == UNKNOWN else str(number)
-            return Text(f"{label:^3}", style="bold reverse" if shaded else "bold")
+            # a shaded clue keeps its number beside a ■: reverse video alone is lost in a
+            # file, a pipe or under NO_COLOR
+            return Text(f"■{label:<2}", style="bold reverse") if shaded else \
+                Text(f"{label:^3}", style="bold")
         if shaded:
             return Text(" ■ ", style="bold")
         return Text(" · " if solution is not None else "   ", style="dim")
@@ -502,7 +505,8 @@ def _unshaded_runs(board: Board, shaded: np.ndarray) -> list[Violation]:
                 continue
             walls = sum(board.wall(a, b) for a, b in zip(run, run[1:]))
             if walls > 1:
-                out.append(Violation("bkUnshadeConsecGt3", f"an unshaded run from r{run[0][0]}"
-                                     f"c{run[0][1]} crosses {walls} room borders", tuple(run)))
+                out.append(Violation("bkUnshadeConsecGt3", f"an unshaded run from "
+                                     f"{cell_name(*run[0])} crosses {walls} room borders",
+                                     tuple(run)))
             run = []
     return out
