@@ -223,6 +223,27 @@ def test_every_selector(ckpt, sudoku, selector):
     assert r.exit_code == 1 and json.loads(r.stdout)["selector"] == selector
 
 
+def test_a_wrong_pick_among_valid_rollouts_is_not_called_no_valid_solution(ckpt, sudoku,
+                                                                           monkeypatch):
+    """With --select mode (or best_q, q_vote) the pick can break the rules while other
+    rollouts are valid: it said "no rules-valid solution" next to "2 valid"."""
+    codec, puzzle, _ = sudoku
+    real = solver.solve_puzzle
+
+    def two_valid(*args, **kwargs):
+        res = real(*args, **kwargs)
+        assert not res.valid     # the tiny model solves nothing
+        res.valid_rollouts = 2
+        return res
+
+    monkeypatch.setattr(solver, "solve_puzzle", two_valid)
+    r = ptrm("solve", codec.to_url(puzzle), "-c", ckpt, "--K", 4, "--D", 1, "--select", "mode")
+    out = " ".join(r.stdout.split())
+    assert r.exit_code == 1
+    assert "the mode pick breaks the rules although 2 of the 4 rollouts are rules-valid" in out
+    assert "no rules-valid solution" not in out
+
+
 def test_best_q_selection_reports_the_max_q_rollout(ckpt, sudoku):
     codec, puzzle, _ = sudoku
     loaded = solver.load_model(ckpt, "cpu")

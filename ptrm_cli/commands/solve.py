@@ -281,11 +281,17 @@ def _show(res: "solver.SolveResult", matches, s: dict) -> None:
     elif res.valid:
         console.print(f"[bold green]solved[/]: the answer satisfies every {c.name} rule",
                       highlight=False)
+    elif res.valid_rollouts:   # another selector than `verified` picked a wrong one
+        console.print(f"[bold red]the {s['selector']} pick breaks the rules[/] although "
+                      f"{res.valid_rollouts} of the {res.rollouts} rollouts are rules-valid "
+                      f"(--select verified shows one); {len(res.violations)} rule "
+                      f"violation(s):", highlight=False, soft_wrap=True)
     else:
         console.print(f"[bold red]no rules-valid solution[/] among {res.rollouts} rollouts; "
                       f"shown: the {s['selector']} pick, with "
                       f"{len(res.violations)} rule violation(s):", highlight=False,
                       soft_wrap=True)
+    if c.judges(res.puzzle) and not res.valid:
         for v in res.violations[:5]:
             console.print(f"  [red]{v.code}[/] {esc(v.message)}", highlight=False, soft_wrap=True)
         if len(res.violations) > 5:
