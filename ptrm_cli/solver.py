@@ -51,6 +51,10 @@ SIGMA_NOTES = {"option": "", "model": " (the model's)", "default": " (default)"}
 
 _URLISH = re.compile(r"^\s*(?:https?://|[\w.-]+\.[a-z]{2,}/)", re.I)
 _FILE_EXT = re.compile(r"\.[A-Za-z][\w]{0,7}$")
+_SCHEME = re.compile(r"^\s*https?://", re.I)
+# a file name mistyped, not a one-line puzzle: those (an 81-character sudoku) are digits and
+# dots, never a run of three letters
+_NAME = re.compile(r"[\w.-]*[A-Za-z]{3}[\w.-]*")
 
 
 def read_input(spec: str) -> tuple[str, str]:
@@ -78,14 +82,14 @@ def read_input(spec: str) -> tuple[str, str]:
         except OSError as e:
             raise PtrmError(f"cannot read {spec}: {e.strerror or e}") from None
         return _text(data, spec), spec
-    if _URLISH.match(spec) or ("?" in spec and "/" in spec and "\n" not in spec):
-        if "?" not in spec:
-            raise PtrmError(f"{spec}: not a puzzle URL (no '?type/...' part)",
-                            hint="ptrm reads puzz.link-style URLs, which carry the puzzle "
-                                 "itself; it does not download files")
+    if "?" in spec and (_URLISH.match(spec) or "/" in spec) and "\n" not in spec:
         return spec.strip(), "URL"
+    if _SCHEME.match(spec):
+        raise PtrmError(f"{spec}: not a puzzle URL (no '?type/...' part)",
+                        hint="ptrm reads puzz.link-style URLs, which carry the puzzle "
+                             "itself; it does not download files")
     if "\n" in spec or (len(spec) >= 16 and "/" not in spec and "\\" not in spec
-                        and not _FILE_EXT.search(spec)):
+                        and not _FILE_EXT.search(spec) and not _NAME.fullmatch(spec)):
         return spec, "<argument>"
     raise PtrmError(f"{spec}: no such file",
                     hint="pass a puzzle file, a quoted puzz.link URL, or - to read stdin")

@@ -299,6 +299,9 @@ def test_bad_inputs(ckpt, sudoku, tmp_path):
     binary.write_bytes(b"\x00\x01\x02\xff")
     bad("solve", binary, "-c", ckpt, match="binary")
     bad("solve", "https://example.com/puzzle.txt", "-c", ckpt, match="not a puzzle URL")
+    # mistyped paths: a folder with a dot was read as a URL, a long name as puzzle text
+    for typo in ("my.puzzles/lightup.url", "puzzles_for_testing_sudoku"):
+        bad("solve", typo, "-c", ckpt, match=f"{typo}: no such file")
     bad("solve", "https://puzz.link/p?nosuchtype/9/9/abc", "-c", ckpt, match="unknown puzzle type")
     bad("solve", good, "-c", ckpt, "--codec", "nosuchtype", match="unknown puzzle type")
     bad("solve", "-", "-c", ckpt, input='{"pid": "sudoku", "oops": 1', match="not valid JSON")
