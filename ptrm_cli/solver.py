@@ -440,6 +440,18 @@ class SolveResult:
     timed_out: bool = False  # stopped by the time limit (answer: the best so far)
 
 
+def encode_puzzle(codec: Codec, puzzle: Puzzle, family: Family, source: str | None = None):
+    """The puzzle's tokens in the model's family; one the family cannot hold (a grid too big,
+    a clue past its vocabulary) is a ParseError naming `source`."""
+    try:
+        with registry.contract(codec, "encode"):
+            return registry.checked_tokens(codec, codec.encode(puzzle, family=family), family)
+    except registry.CodecBug:
+        raise
+    except PtrmError as e:
+        raise ParseError(str(e), source=source, hint=e.hint) from None
+
+
 def solve_puzzle(loaded: LoadedModel, codec: Codec, puzzle: Puzzle, family: Family, *,
                  K: int, D: int, sigma: float, perturb: str = "z", seed: int = 0,
                  selector: str = "verified", early_stop: bool = True, wave: int | None = None,
@@ -457,14 +469,7 @@ def solve_puzzle(loaded: LoadedModel, codec: Codec, puzzle: Puzzle, family: Fami
     if selector not in SELECTORS:
         raise PtrmError(f"unknown selector {selector!r} (choose from {', '.join(SELECTORS)})")
     t0 = time.perf_counter()
-    try:
-        with registry.contract(codec, "encode"):
-            x = registry.checked_tokens(codec, codec.encode(puzzle, family=family), family)
-    except registry.CodecBug:
-        raise
-    except PtrmError as e:  # the puzzle does not fit the model's family
-        raise ParseError(str(e), source=source, hint=e.hint) from None
-    tokens = torch.as_tensor(x, dtype=torch.long)[None]
+    tokens = torch.as_tensor(encode_puzzle(codec, puzzle, family, source), dtype=torch.long)[None]
     verifier = Verifier(codec, puzzle, family)
     wave = K if wave is None else max(1, min(int(wave), K))
     stop = early_stop and selector == "verified"

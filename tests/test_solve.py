@@ -644,6 +644,10 @@ def test_a_puzzle_outside_what_the_model_trained_on_gets_a_note(tmp_path):
     assert "note: this model trained on 9x9 sudoku only" in r.stderr
     nine = "sudoku\n" + "\n".join(["1........"] + ["........."] * 8) + "\n"
     assert solve_json(ck, "-", input=nine)[1]["notes"] == []
+    # a puzzle the model cannot hold at all (12x12 in a 10x10 family): the error, no note
+    r = ptrm("solve", "-", "-c", ck, "--K", 1, "--D", 1,
+             input="lightup\n" + "\n".join(["." * 12] * 12) + "\n")
+    assert r.exit_code == 2 and "does not fit" in r.stderr and "note:" not in r.stderr
     (pid, rec), = golden_examples(["nurikabe"])
     r, out = solve_json(ck, rec["puzzlink_url"])
     assert out["notes"] == ["this model did not train on nurikabe (it trained on lightup, "

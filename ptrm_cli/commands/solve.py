@@ -164,6 +164,7 @@ def solve(
         notes.append(text)
         err_console.print(f"[yellow]note:[/] {esc(text)}", highlight=False, soft_wrap=True)
 
+    solver.encode_puzzle(c, parsed.puzzle, family, source)  # one it cannot hold: no note first
     if (unseen := solver.outside_training(loaded, parsed.puzzle)) is not None:
         note(unseen)
     D = D or loaded.config.halt_max_steps
@@ -235,7 +236,9 @@ def _run_waves(solver, loaded, c, puzzle, family, kwargs: dict):
     a terminal, else a line per tenth)."""
     if kwargs["wave"] >= kwargs["K"]:
         return solver.solve_puzzle(loaded, c, puzzle, family, **kwargs)
-    with fraction_progress("rollouts") as update:
+    # "solving", not "rollouts": rollouts that an early stop or the time limit made
+    # unnecessary count as done, so 100% can mean fewer than K rollouts ran
+    with fraction_progress("solving") as update:
         return solver.solve_puzzle(loaded, c, puzzle, family,
                                    on_wave=lambda done, _: update(done / kwargs["K"]), **kwargs)
 
