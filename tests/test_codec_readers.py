@@ -113,6 +113,27 @@ def test_url_round_trip_is_exact(name, installed_codec):
     assert codec.to_url(codec.parse(URLS[name]).puzzle).split("?")[1] == URLS[name].split("?")[1]
 
 
+@pytest.mark.parametrize("name, url, match", [
+    # the 10x10 tapa of PPBENCH_FORMATS.md §1 with its rows typed as 9: the last run of blanks
+    # covers the missing row, so the size was taken for the board's
+    ("tapa", "tapa/10/9/g1p0n0zzzx", "covers 100 cells, but its 10x9 board has 90"),
+    ("lightup", "akari/3/3/z", "covers 20 cells, but its 3x3 board has 9"),
+    ("shakashaka", "shakashaka/3/3/z", "covers 20 cells, but its 3x3 board has 9"),
+    ("sudoku", "sudoku/4/4/z", "covers 20 cells, but its 4x4 board has 16"),
+    ("nurikabe", "nurikabe/3/3/-ffo", "covers 10 cells, but its 3x3 board has 9"),
+    ("heyawake", "heyawake/2/2/00z", "covers 20 rooms, but its 2x2 board has 1"),
+    ("lightup", "akari/3/3/zz", "covers at least 20 cells, but its 3x3 board has 9"),
+])
+def test_a_run_of_blanks_past_the_board_is_refused(name, url, match, installed_codec):
+    refused(installed_codec(name), "https://puzz.link/p?" + url, match)
+
+
+def test_a_4cell_numbers_own_blanks_may_run_past_the_board(installed_codec):
+    """pzpr.js writes a number with two blanks ('a': 0) even where only one cell is left."""
+    clues = installed_codec("lightup").parse("https://puzz.link/p?akari/2/2/ha").puzzle.clues
+    assert clues[1].tolist() == [0, -1]
+
+
 # -- headers, blank lines, separators -----------------------------------------------------------
 
 @pytest.mark.parametrize("size", ["0", "-3", "ten"])
@@ -132,6 +153,38 @@ def test_blank_lines_before_the_text_count_in_line_numbers(example):
         grid = lines[4:4 + int(lines[2])]
         refused(codec, f"\n\n{codec.name}\n" + "\n".join(grid[:-1] + [grid[-1] + " . ."]),
                 "expected .* on this line", line=len(grid) + 3)
+
+
+def test_sudoku_grid_lines_are_the_files_after_blank_lines(installed_codec):
+    codec = installed_codec("sudoku")
+    rows = codec.to_pzprv3(codec.parse(URLS["sudoku"]).puzzle).splitlines()[3:12]
+    bad = rows[:5] + ["x" + rows[5][1:]] + rows[6:]  # grid row 6
+    refused(codec, "\n".join(bad[:3] + [""] + bad[3:]), "sudoku cell 'x'", line=7)
+    refused(codec, "\nsudoku\n" + "\n".join(rows[:3] + ["", rows[3] + " 5"] + rows[4:]),
+            "expected 9 cells on this line, found 10", line=7)
+
+
+@pytest.mark.parametrize("digit", ["²", "٣"])  # isdigit() is True for both; int() reads '٣' as 3
+@pytest.mark.parametrize("form", ["pzprv3", "grid"])
+def test_a_digit_that_is_not_ascii_is_refused(example, form, digit):
+    codec, puzzle, lines = example
+    start = {"sudoku": 3, "heyawake": 5}.get(codec.name, 4)  # the grid's first line
+    if form == "grid":
+        if codec.name == "heyawake":
+            pytest.skip("heyawake reads no plain grids")
+        lines = [codec.name] + lines[start:start + puzzle.rows]
+        start = 1
+    k = next(k for k in range(start, len(lines)) if re.search("[0-9]", lines[k]))
+    bad = lines[:k] + [re.sub("[0-9]", digit, lines[k], count=1)] + lines[k + 1:]
+    err = refused(codec, "\n".join(bad) + "\n", digit, line=k + 1)
+    assert "Error" not in str(err)  # a reader's message, not Python's (ValueError: ...)
+
+
+def test_a_sudoku_answer_that_is_not_an_ascii_digit_is_refused(installed_codec):
+    codec = installed_codec("sudoku")
+    lines = codec.to_pzprv3(codec.parse(URLS["sudoku"]).puzzle).splitlines()
+    lines[12] = "٢" + lines[12][1:]  # the first answer, given as the Arabic-Indic digit 2
+    refused(codec, "\n".join(lines) + "\n", "sudoku answer '٢'", line=13)
 
 
 @pytest.mark.parametrize("name", ["lightup", "shakashaka", "nurikabe", "tapa"])

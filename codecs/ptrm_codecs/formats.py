@@ -18,6 +18,12 @@ PUZZLINK = "https://puzz.link/p?"
 _B36 = "0123456789abcdefghijklmnopqrstuvwxyz"
 
 
+def is_number(tok: str) -> bool:
+    """An ASCII digit string: str.isdigit alone also accepts '²', which int() refuses, and
+    '٣', which int() reads as 3."""
+    return tok.isascii() and tok.isdigit()
+
+
 # -- puzz.link URLs -------------------------------------------------------------------------
 
 @dataclass
@@ -47,9 +53,9 @@ def parse_url(text: str, *, source: str | None = None) -> Url:
     variant = pflag = None
     if parts and parts[0].startswith("v:"):
         variant, parts = parts[0][2:], parts[1:]
-    if parts and not parts[0].isdigit():
+    if parts and not is_number(parts[0]):
         pflag, parts = parts[0], parts[1:]
-    if len(parts) < 2 or not parts[0].isdigit() or not parts[1].isdigit():
+    if len(parts) < 2 or not is_number(parts[0]) or not is_number(parts[1]):
         raise ParseError(f"puzz.link URL for {urlid!r} has no <cols>/<rows> size", source=source,
                          hint="expected https://puzz.link/p?<type>/<cols>/<rows>/<body>")
     cols, rows = int(parts[0]), int(parts[1])
@@ -84,6 +90,13 @@ def decode_number16(body: str, n: int, *, source: str | None = None, board: str 
     return values, used
 
 
+def _hex(digits: str, width: int) -> int:
+    """`width` hex digits; int() alone would also take a sign, '_' or non-ASCII digits."""
+    if len(digits) != width or not all(ch in "0123456789abcdefABCDEF" for ch in digits):
+        raise ValueError(digits)
+    return int(digits, 16)
+
+
 def _decode_number16(body: str, n: int) -> tuple[list[int], int, int]:
     """(values, chars consumed, cells reached)."""
     out = [-1] * n
@@ -93,22 +106,22 @@ def _decode_number16(body: str, n: int) -> tuple[list[int], int, int]:
         if ch in "0123456789abcdef":
             out[c] = int(ch, 16)
         elif ch == "-":
-            out[c] = int(body[i + 1:i + 3], 16)
+            out[c] = _hex(body[i + 1:i + 3], 2)
             i += 2
         elif ch == "+":
-            out[c] = int(body[i + 1:i + 4], 16)
+            out[c] = _hex(body[i + 1:i + 4], 3)
             i += 3
         elif ch == "=":
-            out[c] = int(body[i + 1:i + 4], 16) + 4096
+            out[c] = _hex(body[i + 1:i + 4], 3) + 4096
             i += 3
         elif ch in "@%":
-            out[c] = int(body[i + 1:i + 4], 16) + 8192
+            out[c] = _hex(body[i + 1:i + 4], 3) + 8192
             i += 3
         elif ch == "*":
-            out[c] = int(body[i + 1:i + 5], 16) + 12240
+            out[c] = _hex(body[i + 1:i + 5], 4) + 12240
             i += 4
         elif ch == "$":
-            out[c] = int(body[i + 1:i + 6], 16) + 77776
+            out[c] = _hex(body[i + 1:i + 6], 5) + 77776
             i += 5
         elif ch == ".":
             out[c] = -2
@@ -126,12 +139,15 @@ def check_fills(body: str, used: int, reached: int, n: int, *, board: str,
                 what: str = "URL body", unit: str = "cells", source: str | None = None) -> None:
     """A URL body must describe exactly the n cells (heyawake: rooms) of its board.
     pzpr.js's encoders write every trailing run of blanks, so a body that stops short was cut
-    off (its decoder would silently leave the rest blank), and characters left over once the
-    board is full belong to no cell. `used`/`reached`: chars consumed and cells reached by the
-    decoder, which stops at n (a 4Cell number may reach past the end: that is allowed)."""
-    if reached < n:
-        raise ParseError(f"{what}: it covers {reached} {unit}, but its {board} board has {n}",
-                         source=source)
+    off (its decoder would silently leave the rest blank), a run of blanks that goes past the
+    end was written for a bigger board (the URL's size is wrong), and characters left over once
+    the board is full belong to no cell. `used`/`reached`: chars consumed and cells reached by
+    the decoder, which stops once it reaches n (a 4Cell number's own blanks may run past the
+    end, as pzpr.js writes them: `decode_4cell` counts those only up to n)."""
+    if reached != n:
+        more = " at least" if used < len(body) else ""  # the decoder stopped before the end
+        raise ParseError(f"{what}: it covers{more} {reached} {unit}, but its {board} board has "
+                         f"{n}", source=source)
     if used < len(body):
         raise ParseError(f"{what}: {len(body) - used} character(s) left over after the {board} "
                          "board is full", source=source)
@@ -179,10 +195,10 @@ def decode_4cell(body: str, n: int, *, source: str | None = None, board: str | N
             out[c] = int(ch)
         elif "5" <= ch <= "9":
             out[c] = int(ch) - 5
-            c += 1
+            c = min(c + 1, n - 1)  # pzpr.js writes a number's blanks past the end too
         elif "a" <= ch <= "e":
             out[c] = _b36(ch) - 10
-            c += 2
+            c = min(c + 2, n - 1)
         elif ch == ".":
             out[c] = -2
         elif "g" <= ch <= "z":
@@ -297,7 +313,7 @@ def parse_pzprv3(text: str, *, source: str | None = None, one_size_line: bool = 
     sizes = lines[i:i + n_sizes] + [""] * n_sizes
     for k in range(n_sizes):
         # pzpr.js opens no file whose size is not a positive number
-        if not (sizes[k].isascii() and sizes[k].isdigit() and int(sizes[k]) >= 1):
+        if not (is_number(sizes[k]) and int(sizes[k]) >= 1):
             what = "the size (one line: rows = cols)" if one_size_line else \
                 "the grid size (rows, then cols)"
             found = f"found {sizes[k]!r}" if sizes[k] else "found nothing"

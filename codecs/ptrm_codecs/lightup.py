@@ -86,7 +86,7 @@ class BlackCellCodec(GridCodec):
             for c, tok in enumerate(body[r][:cols]):
                 if tok in black:
                     clues[r, c] = BLACK
-                elif is_number(tok):
+                elif formats.is_number(tok):
                     clues[r, c] = int(tok)
                 elif tok != "-":
                     raise ParseError(f"janko {self.name} problem cell {tok!r} at "
@@ -129,11 +129,6 @@ class BlackCellCodec(GridCodec):
     # -- people ----------------------------------------------------------------------------
     def clue_text(self, v: int) -> Text:
         return Text("■" if v == BLACK else str(v), style="bold white on grey23")
-
-
-def is_number(tok: str) -> bool:
-    """An ASCII digit string (str.isdigit alone also accepts '²', which int() refuses)."""
-    return tok.isascii() and tok.isdigit()
 
 
 def cell_rows(lines: list[str], *, first_line: int) -> list[list[tuple[int, list[str]]]]:
@@ -199,7 +194,7 @@ class LightupCodec(BlackCellCodec):
             for c, tok in enumerate(tokens):
                 if tok == "-":
                     clues[r, c] = BLACK
-                elif is_number(tok):
+                elif formats.is_number(tok):
                     if int(tok) > MAX_NUMBER:
                         raise ParseError(f"lightup wall number {tok} is outside 0..{MAX_NUMBER}",
                                          source=source, line=line)

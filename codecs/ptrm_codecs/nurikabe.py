@@ -176,7 +176,7 @@ class NurikabeCodec(ClueShadingTokens, GridCodec):
                     answered |= tok != "."
                 elif tok == "-":
                     clues[r, c] = UNKNOWN
-                elif tok.isdigit():
+                elif formats.is_number(tok):
                     clues[r, c] = int(tok)
                 else:
                     raise ParseError(f"nurikabe cell {tok!r}: expected a clue number, '-' (a '?' "
@@ -194,7 +194,7 @@ class NurikabeCodec(ClueShadingTokens, GridCodec):
             for c, tok in enumerate(body[r]):
                 if tok == "?":
                     clues[r, c] = UNKNOWN
-                elif tok.isdigit():
+                elif formats.is_number(tok):
                     clues[r, c] = int(tok)
                 elif tok != "-":
                     raise ParseError(f"janko nurikabe problem cell {tok!r}: expected a number, "
@@ -210,7 +210,7 @@ class NurikabeCodec(ClueShadingTokens, GridCodec):
                     raise ParseError("janko nurikabe solution shades the clue at "
                                      f"{cell_name(r, c)}",
                                      source=source, line=r + 2)
-                if tok not in ("x", "-") and not tok.isdigit():
+                if tok not in ("x", "-") and not formats.is_number(tok):
                     raise ParseError(f"janko nurikabe solution cell {tok!r}: expected 'x' "
                                      "(shaded) or '-'", source=source, line=r + 2)
                 grid[r, c] = SHADED if tok == "x" else UNSHADED

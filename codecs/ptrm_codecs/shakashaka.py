@@ -36,7 +36,7 @@ from ptrm_cli.errors import ParseError
 from . import formats
 from .common import boxed, read_janko_grid
 from .lightup import (BLACK, MAX_NUMBER, WHITE, BlackCellCodec, adjacent_count,
-                      cell_rows, cells_of, check_width, is_number)
+                      cell_rows, cells_of, check_width)
 
 TRIANGLES = (2, 3, 4, 5)
 GLYPHS = {2: "◣", 3: "◢", 4: "◥", 5: "◤"}
@@ -97,7 +97,7 @@ class ShakashakaCodec(BlackCellCodec):
             for c, tok in enumerate(tokens):
                 if tok == "5":  # pzpr.js writes the unnumbered black cell as 5
                     clues[r, c] = BLACK
-                elif is_number(tok) and int(tok) <= MAX_NUMBER:
+                elif formats.is_number(tok) and int(tok) <= MAX_NUMBER:
                     clues[r, c] = int(tok)
                 elif tok != ".":
                     raise ParseError(f"shakashaka clue {tok!r}: expected 0-4 (numbered black), "

@@ -40,7 +40,7 @@ from .families import PPBENCH, SUDOKU_NATIVE, SUDOKU_NATIVE_BLANK, SUDOKU_NATIVE
 SIZES = (4, 6, 9)
 #: a pzprv3 answer entry (pzpr.js `encodeCellAnumsub`): a digit, or '.' or a mark (dots
 #: '+', '-', '=', '%'; 'c' done), then optionally the cell's pencil marks "[a,b,c,d]"
-_ANSWER = re.compile(r"(?:(\d+)|[.+\-=%c])(?:\[[\d,]*\])?")
+_ANSWER = re.compile(r"(?:(\d+)|[.+\-=%c])(?:\[[\d,]*\])?", re.ASCII)  # \d: 0-9 only
 
 
 @dataclass(frozen=True)
@@ -127,7 +127,7 @@ class SudokuCodec(GridCodec):
         clues = np.zeros((n, n), dtype=np.int16)
         for r, row in enumerate(givens):
             for c, tok in enumerate(row):
-                if tok.isdigit():
+                if formats.is_number(tok):
                     clues[r, c] = int(tok)
                 elif tok == "-":
                     raise ParseError("a '?' given cannot be used", source=source,
@@ -155,42 +155,43 @@ class SudokuCodec(GridCodec):
         return Parsed(puzzle, Solution(self.name, grid))
 
     def parse_grid(self, lines, *, source=None, first_line=1):
+        # blank lines are skipped, but they count in the file line of each row
+        at = [first_line + k for k, ln in enumerate(lines) if ln.strip()]
         rows = ["".join(ln.split()) for ln in lines if ln.strip()]
         if len(rows) == 1:  # one line of n*n characters
             flat = rows[0]
             n = math.isqrt(len(flat))
             if n * n != len(flat) or n not in SIZES:
                 raise ParseError(f"a one-line sudoku has 16, 36 or 81 characters, this one has "
-                                 f"{len(flat)}", source=source, line=first_line)
-            rows = [flat[i * n:(i + 1) * n] for i in range(n)]
+                                 f"{len(flat)}", source=source, line=at[0])
+            rows, at = [flat[i * n:(i + 1) * n] for i in range(n)], at * n
         n = len(rows)
         if n not in SIZES:
             # more lines than a grid, the first of them a grid's width: the extra one is the
             # mistake (a note, a second puzzle), so point at it
             size = len(rows[0])
             if size in SIZES and n > size and all(len(r) == size for r in rows[:size]):
-                extra = [i for i, ln in enumerate(lines) if ln.strip()][size]
                 raise ParseError(f"text after the {size}x{size} grid (one puzzle per input)",
-                                 source=source, line=first_line + extra)
+                                 source=source, line=at[size])
             raise ParseError(f"expected 4, 6 or 9 grid lines, found {n}", source=source,
                              line=first_line)
         clues = np.zeros((n, n), dtype=np.int16)
         for r, row in enumerate(rows):
             if len(row) != n:
                 raise ParseError(f"expected {n} cells on this line, found {len(row)}",
-                                 source=source, line=first_line + r)
+                                 source=source, line=at[r])
             for c, ch in enumerate(row):
                 if ch in ".0_-":
                     continue
-                if not ch.isdigit() or not 1 <= int(ch) <= n:
+                if not formats.is_number(ch) or not 1 <= int(ch) <= n:
                     raise ParseError(f"sudoku cell {ch!r}: expected 1..{n}, '.' or '0'",
-                                     source=source, line=first_line + r)
+                                     source=source, line=at[r])
                 clues[r, c] = int(ch)
         return Parsed(self._puzzle(clues, source=source))
 
     def sniff(self, text):
         flat = "".join(text.split())
-        return len(flat) in (16, 36, 81) and all(ch.isdigit() or ch in "._" for ch in flat)
+        return len(flat) in (16, 36, 81) and all(ch in "0123456789._" for ch in flat)
 
     def apply_moves(self, puzzle, moves):
         grid = puzzle.clues.copy()
@@ -199,7 +200,7 @@ class SudokuCodec(GridCodec):
             for action in move:
                 if action.kind == "mouse":
                     cell = action.cell
-                elif action.kind == "key" and cell is not None and action.key.isdigit():
+                elif action.kind == "key" and cell is not None and formats.is_number(action.key):
                     grid[cell] = int(action.key)
         return Solution(self.name, grid)
 

@@ -308,7 +308,7 @@ class TapaCodec(ClueShadingTokens, GridCodec):
 
 def _read_clue(token: str, *, source=None, line=None) -> tuple[int, ...]:
     parts = token.split(",")
-    if not all(p == "-" or p.isdigit() for p in parts):
+    if not all(p == "-" or formats.is_number(p) for p in parts):
         raise ParseError(f"tapa cell {token!r}: expected a clue like '1,3' ('-' for ?), '#' "
                          "(shaded), '+' (dot) or '.'", source=source, line=line)
     return tuple(UNKNOWN if p == "-" else int(p) for p in parts)
