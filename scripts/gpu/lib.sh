@@ -35,13 +35,14 @@ ev() {
         || cp "runs/e_$name/partial.json" "$OUT/$name.partial.json"
 }
 
-# versus CKPT DATA SECONDS: a checkpoint against the bundled model on DATA's validation split
-# (the choice; K=100, D=16, σ 2.0, one seed) as v_new / v_bundled, then golden for the record
-# (g_new, TRM at D=16 and 48), all within SECONDS of the script's start
+# versus CKPT DATA SECONDS [SIGMAS]: a checkpoint against the bundled model on DATA's
+# validation split (the choice; K=100, D=16, one seed; the checkpoint at each of SIGMAS, 2.0
+# unless given, the bundled model at its chosen 2.0) as v_new / v_bundled, then golden for the
+# record (g_new at σ 2.0, TRM at D=16 and 48), all within SECONDS of the script's start
 versus() {
-    local ckpt=$1 data=$2 until=$3
+    local ckpt=$1 data=$2 until=$3 sigmas=${4:-2.0}
     ev v_new "$(left $((until / 3)))" --split val --data "$data" -c "$ckpt" --D 16 \
-        --det-D 16 --seeds 1 --sigma 2.0
+        --det-D 16 --seeds 1 --sigma "$sigmas"
     ev v_bundled "$(left $((2 * until / 3)))" --split val --data "$data" --D 16 --det-D 16 \
         --seeds 1 --sigma 2.0
     ev g_new "$(left "$until")" --split golden -c "$ckpt" --D 16 --det-D 16,48 --seeds 1 \

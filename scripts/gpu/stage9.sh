@@ -14,7 +14,7 @@
 #   here:  bash scripts/gpu/stage9.sh keep FILES_AT   (last/ + best/ -> data/ppb9-resume, and
 #          `last` in bf16 -> scripts/gpu/resume/ppb9, committed: 14 MB)
 #   run:   bash scripts/gpu/stage9.sh compare   (after update 65,104, on the warm machine:
-#          its best against the bundled model, σ 2.0 as chosen for it, K=100, D=16)
+#          its best at σ 1, 2, 3 against the bundled model at its 2.0, K=100, D=16)
 #
 # The first call starts from scratch; a call on a machine that stayed warm continues exactly
 # (--resume); a call on a fresh machine continues from the committed bf16 `last` of an earlier
@@ -114,7 +114,8 @@ compare() {  # after the last update: the run's best against the bundled model o
     # s9-prep) and the best as `keep` left it (data/ppb9-resume/best, or its write_lean copy)
     setup >/dev/null
     build
-    versus "${BEST:-$RUN/checkpoints/best}" "$DATA" "${COMPARE_UNTIL:-540}"
+    # a model trained from scratch may want another σ than the bundled one's 2.0
+    versus "${BEST:-$RUN/checkpoints/best}" "$DATA" "${COMPARE_UNTIL:-540}" 1.0,2.0,3.0
 }
 
 keep() {  # keep FILES_AT: the call's last/ and best/, and the lean resume point from last/
