@@ -46,3 +46,9 @@ def is_out_of_memory(e: BaseException) -> bool:
 
     return isinstance(e, torch.OutOfMemoryError) or (
         isinstance(e, RuntimeError) and "can't allocate memory" in str(e))
+
+
+def json_problem(e) -> str:
+    """A json.JSONDecodeError as a reader says it: "not valid JSON: unterminated string
+    (column 7)" (its own msg ends in a dangling "at" where its str() puts the position)."""
+    return f"not valid JSON: {e.msg.removesuffix(' at')} (column {e.colno})"

@@ -32,7 +32,7 @@ import torch
 
 from . import codec as registry
 from .codec import Codec, Family, Parsed, Puzzle, Solution, Violation
-from .errors import ParseError, PtrmError
+from .errors import ParseError, PtrmError, json_problem
 from .vocab import Vocab
 
 #: what `ptrm solve` reads at most from a file or stdin (a puzzle is a few KB)
@@ -146,7 +146,7 @@ def _parse_record(text: str, *, codec: str | None, source: str | None) -> tuple[
                              source=source, line=e.lineno,
                              hint="`ptrm solve` takes one puzzle; `ptrm eval --split FILE` "
                                   "takes a file of them") from None
-        raise ParseError(f"not valid JSON: {e.msg}", source=source, line=e.lineno) from None
+        raise ParseError(json_problem(e), source=source, line=e.lineno) from None
     if not isinstance(record, dict):
         raise ParseError("expected one JSON object (a dataset record)", source=source)
     name = codec or record.get("pid") or record.get("type")

@@ -48,7 +48,7 @@ import numpy as np
 
 from . import codec as registry
 from .codec import Codec, Puzzle, Solution, cell_name
-from .errors import ParseError
+from .errors import ParseError, json_problem
 
 #: puzzle-type spellings that are not a codec's name (PPBench/pzpr.js url ids, janko names)
 ALIASES = {"akari": "lightup"}
@@ -185,10 +185,10 @@ class JsonlRecords(SourceReader):
             for n, line in enumerate(f, 1):
                 if not line.strip():
                     continue
-                try:
-                    rec = json.loads(line)
+                try:  # without its line end, a cut line reads as cut, not as a control char
+                    rec = json.loads(line.rstrip("\r\n"))
                 except json.JSONDecodeError as e:
-                    report(n, f"not valid JSON: {e.msg} (column {e.colno})")
+                    report(n, json_problem(e))
                     continue
                 if not isinstance(rec, dict):
                     report(n, f"expected a JSON object, found {type(rec).__name__}")

@@ -106,6 +106,11 @@ def test_bad_records_are_reported_with_their_line(tmp_path):
     _, items, bad = read(f)
     assert len(items) == 1 and items[0].rows is None
     assert [loc for loc, _ in bad] == [3, 4, 5, 6]
+    # a line cut short (a copy that stopped mid-record) reads as cut, with its column; it was
+    # "Invalid control character at (column 21)", the line end inside the open string
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text('{"type": "sudoku", "url": "https://puzz\n')
+    assert read(cut)[2] == [(1, "not valid JSON: Unterminated string starting (column 27)")]
     janko = tmp_path / "j.json"
     janko.write_text(json.dumps({"name": "Akari", "data": {
         "a": {"problem": "1 1\n-"}, "b": 3, "c": {"problem": 1, "solution": "x"}}}))

@@ -21,7 +21,7 @@ from rich.text import Text
 
 from ptrm_cli import codec as registry
 from ptrm_cli.codec import Codec, Family, Parsed, Puzzle, Solution, cell_name
-from ptrm_cli.errors import ParseError, PtrmError, VocabError
+from ptrm_cli.errors import ParseError, PtrmError, VocabError, json_problem
 
 from . import formats
 
@@ -296,9 +296,9 @@ def load_jsonl(path, *, on_error=None):
         for n, line in enumerate(f, 1):
             if not line.strip():
                 continue
-            try:
-                yield n, json.loads(line)
+            try:  # without its line end, a cut line reads as cut, not as a control char
+                yield n, json.loads(line.rstrip("\r\n"))
             except json.JSONDecodeError as e:
                 if on_error is None:
-                    raise ParseError(f"not valid JSON: {e.msg}", source=str(path), line=n) from None
-                on_error(n, f"not valid JSON: {e.msg}")
+                    raise ParseError(json_problem(e), source=str(path), line=n) from None
+                on_error(n, json_problem(e))
