@@ -49,7 +49,6 @@ SIGMA_NOTES = {"option": "", "model": " (the model's)", "default": " (default)"}
 
 # -- reading the user's input -----------------------------------------------------------------
 
-_URLISH = re.compile(r"^\s*(?:https?://|[\w.-]+\.[a-z]{2,}/)", re.I)
 _FILE_EXT = re.compile(r"\.[A-Za-z][\w]{0,7}$")
 _SCHEME = re.compile(r"^\s*https?://", re.I)
 # a file name mistyped, not a one-line puzzle: those (an 81-character sudoku) are digits and
@@ -82,7 +81,7 @@ def read_input(spec: str) -> tuple[str, str]:
         except OSError as e:
             raise PtrmError(f"cannot read {spec}: {e.strerror or e}") from None
         return _text(data, spec), spec
-    if "?" in spec and (_URLISH.match(spec) or "/" in spec) and "\n" not in spec:
+    if "?" in spec and "/" in spec and "\n" not in spec:  # puzz.link/p?type/..., any host
         return spec.strip(), "URL"
     if _SCHEME.match(spec):
         raise PtrmError(f"{spec}: not a puzzle URL (no '?type/...' part)",
