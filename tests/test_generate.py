@@ -331,6 +331,8 @@ def test_cli_generate(installed_codec, tmp_path):
     assert "already holds all 1 puzzles (1 beyond --n 1, left as they are)" in res.output
     res = CliRunner().invoke(app, args[:-2])  # other knobs, same file: refused
     assert res.exit_code == 2 and "another run" in res.output
+    res = CliRunner().invoke(app, [*args, "-p", "walls=0.3"])  # the last won silently
+    assert res.exit_code == 2 and "--param walls is given twice" in res.output, res.output
     res = CliRunner().invoke(app, ["generate", "lightup", "--n", "1", "--out", str(out),
                                    "--size", "ten"])
     assert res.exit_code == 2 and "ROWSxCOLS" in res.output

@@ -28,7 +28,7 @@ def _size(text: str | None, default: tuple[int, int]) -> tuple[int, int]:
 
 
 def _params(items: list[str]) -> dict[str, float]:
-    out = {}
+    out, seen = {}, {}
     for item in items:
         key, sep, value = item.partition("=")
         try:
@@ -37,6 +37,10 @@ def _params(items: list[str]) -> dict[str, float]:
             sep = ""
         if not sep:
             raise PtrmError(f"--param {item!r}: expected KEY=NUMBER, e.g. walls=0.2")
+        if key.strip() in seen:   # the last would win without a word
+            raise PtrmError(f"--param {key.strip()} is given twice ({seen[key.strip()]!r}, "
+                            f"then {item!r}): give each knob once")
+        seen[key.strip()] = item
     return out
 
 
