@@ -98,7 +98,7 @@ def run_bench(o: BenchOptions) -> dict:
     modes = [m for m in o.modes if m]
     bad = [m for m in modes if m not in MODES + ("scaling",)]
     if bad:
-        raise ValueError(f"unknown mode(s) {bad}; choose from {', '.join(MODES)}")
+        raise ValueError(f"unknown mode(s) {bad}; choose from {', '.join(MODES)}, scaling")
     modes = list(dict.fromkeys(modes))  # a mode named twice runs once
     if not 0 <= o.sigma < math.inf:  # NaN fails this too
         raise ValueError(f"--sigma {o.sigma}: expected a finite number >= 0")

@@ -185,7 +185,16 @@ def load_source_file(path: Path, loaded: LoadedModel, *, limit: int | None = Non
             skipped[t] = "codec not installed"
             continue
         codec = codecs[t]
-        family = family_for(codec, loaded)  # a model of another family: stop, say why
+        try:
+            family = family_for(codec, loaded)  # a model of another family: stop, say why
+        except PtrmError as e:  # the types this model reads, if the file has some
+            held = set(row_types) | {sources.resolve_type(i.type) for i in items}  # (the rest)
+            readable = sorted(held & {n for n, c in codecs.items() if any(
+                f.vocab.family == loaded.vocab.family for f in c.families)})
+            if not readable:
+                raise
+            raise PtrmError(str(e), hint=f"--types {','.join(readable)} evaluates the puzzles "
+                                         "of the types this model reads") from None
         try:  # what build-data's decode_task drops as malformed, too (a field of a wrong kind)
             puzzle, solution = reader.decode(item, codec)
             problem = sources.label_problem(codec, puzzle, solution)

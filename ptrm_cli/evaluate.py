@@ -473,12 +473,27 @@ def _device_name(device: str) -> str:
 
 # -- writing ---------------------------------------------------------------------------------
 
+def _remove_old_plots(out_dir: Path) -> None:
+    """The plots an earlier report in out_dir listed: a new report must not sit beside plots
+    of another evaluation (a σ sweep plot left from a run with several σ). Only files that
+    report named, and only PNGs, are removed."""
+    try:
+        old = json.loads((out_dir / "report.json").read_text()).get("files") or {}
+    except (OSError, ValueError, AttributeError):
+        return
+    for name in old.values():   # recorded relative to where that run started: the name
+        f = out_dir / Path(str(name)).name
+        if f.suffix == ".png":
+            f.unlink(missing_ok=True)
+
+
 def write_report(report: dict, out_dir: Path, *, plots: bool = True) -> dict[str, str]:
     """report.json and the PNG plots into out_dir; returns {name: path} of what was written."""
     from .atomic import write_text
     from .solver import to_json
 
     out_dir.mkdir(parents=True, exist_ok=True)
+    _remove_old_plots(out_dir)
     files: dict[str, str] = {}
     if plots:
         from . import plots as plotting

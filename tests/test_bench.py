@@ -81,7 +81,7 @@ def test_bench_without_typer_and_bad_modes(capsys):
     assert "ms/puzzle" in capsys.readouterr().out
     r = CliRunner().invoke(app, ["bench", "--model", "tiny", "--split", "random",
                                  "--device", "cpu", "--modes", "warp-speed"])
-    assert r.exit_code == 2 and "unknown mode" in r.output
+    assert r.exit_code == 2 and "unknown mode" in r.output and "profile, scaling" in r.output
 
 
 BENCH = ["bench", "--model", "tiny", "--K", "2", "--D", "1", "--puzzles", "2", "--device",

@@ -212,6 +212,17 @@ def test_eval_dataset_folder_picks_val_and_one_sigma_skips_the_sweep_plot(ckpt, 
     assert rep["split"]["name"] == "val" and rep["split"]["n"] == 3
     assert [d["D"] for d in rep["deterministic"]] == [1]
     assert set(rep["files"]) == {"width_scaling", "q_steps", "report"}
+    # a second evaluation in that folder: its note, and no plot of the first is left (a sweep
+    # plot of two σ stayed beside a one-σ report)
+    args = ("eval", "--split", dataset, "-c", ckpt, "--K", 2, "--D", 1, "--seeds", 1,
+            "--det-D", 1, "--limit", 3, "--out", tmp_path)
+    assert ptrm(*args, "--sigma", "0.2,0.5").exit_code == 0
+    assert (tmp_path / "sigma_sweep.png").exists()
+    (tmp_path / "mine.png").write_bytes(b"not ptrm's")
+    r = ptrm(*args, "--no-plots")
+    assert r.exit_code == 0 and "holds a finished evaluation: this one replaces it" in \
+        " ".join(r.stderr.split())
+    assert sorted(p.name for p in tmp_path.glob("*.png")) == ["mine.png"]
 
 
 def test_eval_sigma_defaults_to_the_checkpoints_validated_one(dataset, tmp_path):

@@ -305,6 +305,10 @@ def _saved_runs(out: Path, loaded, evset, settings, *, resume: bool, write: bool
     elif write and resume:
         err_console.print(f"[dim]nothing saved in {esc(path)} yet: running everything[/]",
                           highlight=False)
+    elif write and (path.parent / "report.json").is_file():
+        err_console.print(f"[yellow]note:[/] {esc(path.parent / 'report.json')} holds a "
+                          "finished evaluation: this one replaces it (and its plots)",
+                          highlight=False, soft_wrap=True)
     return saved
 
 
