@@ -68,6 +68,16 @@ def atomic_dir(path: str | os.PathLike):
         raise
 
 
+def ordinary_modes(root: Path) -> None:
+    """Give `root` and everything below it the modes a plain mkdir/open would have: mkdtemp
+    makes 0700 folders and safetensors writes 0600 files, which others on the machine could
+    not read."""
+    umask = _umask()
+    root.chmod(0o777 & ~umask)
+    for f in root.rglob("*"):
+        f.chmod((0o777 if f.is_dir() else 0o666) & ~umask)
+
+
 def _umask() -> int:
     """The process umask (reading it means setting it: put it straight back)."""
     umask = os.umask(0)

@@ -38,7 +38,6 @@ are imported here, so callers need not know the layout.
 
 from __future__ import annotations
 
-import os
 import time
 from collections import Counter
 from collections.abc import Iterable
@@ -206,7 +205,6 @@ def build(sources: Iterable[str | Path], out: str | Path | None,
                 **_identity_and_augmentation(opts)}
         write_dataset(out, vocab=family.vocab, seq_len=family.seq_len, types=kept_types,
                       splits=built, meta=meta)
-        _umask_mode(out)
         timings["write"] = time.perf_counter() - t3
     timings["total"] = time.perf_counter() - t0
     return result
@@ -248,13 +246,6 @@ def _bundled_golden_hint() -> str:
         if p.is_file():
             return f" (the installed ppbench wheel has one: {p})"
     return ""
-
-
-def _umask_mode(out: Path) -> None:
-    """The write goes through a mkdtemp folder (mode 0700); give the dataset the usual mode."""
-    mask = os.umask(0)
-    os.umask(mask)
-    os.chmod(out, 0o777 & ~mask)
 
 
 def _check_out(out: Path) -> None:

@@ -22,7 +22,6 @@ from __future__ import annotations
 import datetime
 import json
 import math
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -67,11 +66,13 @@ def report_file(path: Path) -> Path:
     return path / "report.json" if path.is_dir() else path
 
 
-def sigma_from_report(path: Path, judge: str = "rules") -> SigmaChoice:
+def sigma_from_report(path: Path, judge: str = "rules", option: str = "--sigma-from") \
+        -> SigmaChoice:
     """The noise scale a validation sweep chose: the sigma of `path` (a report.json of `ptrm
     eval` with several sigmas, or its folder) with the highest aggregate best-Q@K, ties to the
     smaller sigma (the least departure from deterministic TRM that scores as well). The paper's
-    protocol picks sigma on validation only, so a report of the golden set is refused."""
+    protocol picks sigma on validation only, so a report of the golden set is refused. Errors
+    name `path` as the `option` that gave it."""
     def number(x) -> float:  # a sigma or a score as `ptrm eval` writes them: finite, >= 0
         if isinstance(x, bool) or not isinstance(x, (int, float)) or not 0 <= x < math.inf:
             raise ValueError(x)
@@ -86,14 +87,14 @@ def sigma_from_report(path: Path, judge: str = "rules") -> SigmaChoice:
                    -number(r["sigma"]), number(r["sigma"])) for r in runs]
         halt = report["settings"].get("halt")  # reports before --halt have none
     except OSError as e:
-        raise PtrmError(f"--sigma-from {path}: cannot read {file} ({e.strerror or e})") \
+        raise PtrmError(f"{option} {path}: cannot read {file} ({e.strerror or e})") \
             from None
     except (ValueError, KeyError, TypeError):
-        raise PtrmError(f"--sigma-from {path}: not a `ptrm eval` report.json") from None
+        raise PtrmError(f"{option} {path}: not a `ptrm eval` report.json") from None
     if not scored:
-        raise PtrmError(f"--sigma-from {path}: the report has no PTRM runs")
+        raise PtrmError(f"{option} {path}: the report has no PTRM runs")
     if split == "golden":
-        raise PtrmError(f"--sigma-from {path}: that sweep ran on the golden set; choose sigma "
+        raise PtrmError(f"{option} {path}: that sweep ran on the golden set; choose sigma "
                         "on a validation split (--split val --data DIR)")
     top = max(scored)
     return SigmaChoice(top[2], split, sorted(sig for q, _, sig in scored if q == top[0]),
@@ -502,9 +503,6 @@ def write_report(report: dict, out_dir: Path, *, plots: bool = True) -> dict[str
     files["report"] = str(out_dir / "report.json")
     report["files"] = dict(files)
     write_text(out_dir / "report.json", to_json(report) + "\n")
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(out_dir / "report.json", 0o666 & ~umask)  # the atomic temp file was 0600
     return files
 
 

@@ -90,6 +90,7 @@ def report(ckpt, dataset, tmp_path_factory):
 def test_eval_writes_report_and_plots(report):
     rep, out = report
     assert json.loads((out / "report.json").read_text())["format"] == evaluate.FORMAT
+    assert (out / "report.json").stat().st_mode & 0o044  # not the atomic temp file's 0600
     for name in ("width_scaling", "sigma_sweep", "q_steps"):
         path = out / f"{name}.png"
         assert path.read_bytes()[:8] == PNG and path.stat().st_size > 5000, name

@@ -541,6 +541,7 @@ def test_a_lean_copy_in_bf16_warm_starts_at_its_step(sudoku4, reference_run, tmp
     bf16 (integers as they were), the config and the step; --init-from it continues there."""
     from safetensors.torch import load_file
 
+    from ptrm_cli.engine.checkpoint import load_checkpoint
     from ptrm_cli.engine.train_checkpoint import write_lean
 
     src = reference_run / "checkpoints" / "step_8"
@@ -558,6 +559,19 @@ def test_a_lean_copy_in_bf16_warm_starts_at_its_step(sudoku4, reference_run, tmp
     run = tmp_path / "run"
     assert train(None, base=config(run, sudoku4), init_from=str(lean))["step"] == 12
     assert log_events(run, "start")[0]["step"] == 8
+    # a checkpoint without train state (a run's `best`): its lean copy is a model to evaluate
+    best = tmp_path / "best"
+    shutil.copytree(src, best, ignore=shutil.ignore_patterns("train_state*", "optimizer*",
+                                                             "carry*"))
+    model, _, _ = load_checkpoint(write_lean(best, tmp_path / "lean_best"))
+    assert sorted(p.name for p in (tmp_path / "lean_best").iterdir()) == [
+        "config.json", "model.safetensors"]
+    umask = os.umask(0)
+    os.umask(umask)
+    for f in (tmp_path / "lean_best").iterdir():  # not safetensors' 0600: others may read it
+        assert f.stat().st_mode & 0o777 == 0o666 & ~umask, f
+    for k, w in model.state_dict().items():
+        assert torch.equal(w, full[k].to(small[k].dtype).to(w.dtype)), k
 
 
 def _cut(f: Path) -> None:

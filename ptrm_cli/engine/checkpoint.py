@@ -32,7 +32,7 @@ from typing import Callable
 import torch
 
 from .. import __version__
-from ..atomic import atomic_dir
+from ..atomic import atomic_dir, ordinary_modes
 from ..errors import PtrmError, VocabError
 from ..vocab import PAD, Vocab
 from .data import ANY_SIZE
@@ -121,7 +121,7 @@ def save_checkpoint(path, model: TRM, vocab: Vocab, meta: dict | None = None, *,
             (tmp / IDENTIFIERS).write_text(json.dumps(list(identifiers)) + "\n")
         if write_extra is not None:
             write_extra(tmp)
-        _apply_umask(tmp)
+        ordinary_modes(tmp)
     return path
 
 
@@ -224,16 +224,6 @@ def _build(cfg: TRMConfig, state: dict, device, where) -> TRM:
         return TRM.from_state_dict(cfg, state, device=device).eval()
     except ValueError as e:
         raise CheckpointError(f"{where}: {e}") from None
-
-
-def _apply_umask(root: Path) -> None:
-    """mkdtemp makes 0700 folders and safetensors 0600 files; give the checkpoint the modes a
-    plain mkdir/open would have, so others on the machine can read it as usual."""
-    umask = os.umask(0)
-    os.umask(umask)
-    root.chmod(0o777 & ~umask)
-    for f in root.rglob("*"):
-        f.chmod((0o777 if f.is_dir() else 0o666) & ~umask)
 
 
 def _git_commit() -> str | None:

@@ -311,12 +311,13 @@ def restore(tr: Trainer, path: Path, *, exact: bool) -> None:
 def write_lean(src: str | Path, dst: str | Path, dtype: torch.dtype = torch.bfloat16) -> Path:
     """What a warm start (`--init-from DST`) needs from checkpoint `src`, small enough to commit
     between machines: the EMA weights cast to `dtype` (half the size in bf16), config.json and
-    train_state.json (step, data position, best so far). The forward pass already runs in bf16,
-    so bf16 weights lose only the low bits of the fp32 master copy. Written whole or not at all."""
+    train_state.json (step, data position, best so far; a `best` folder or a shipped model has
+    none, and its lean copy is a model to evaluate). The forward pass already runs in bf16, so
+    bf16 weights lose only the low bits of the fp32 master copy. Written whole or not at all."""
     from safetensors import safe_open
     from safetensors.torch import save_file
 
-    from ..atomic import atomic_dir
+    from ..atomic import atomic_dir, ordinary_modes
 
     src, dst = Path(src), Path(dst)
     with safe_open(str(src / CKPT_WEIGHTS), "pt") as f:
@@ -326,7 +327,9 @@ def write_lean(src: str | Path, dst: str | Path, dtype: torch.dtype = torch.bflo
     with atomic_dir(dst) as tmp:
         save_file(weights, str(tmp / CKPT_WEIGHTS), metadata=meta)
         for name in (CKPT_CONFIG, "train_state.json"):
-            shutil.copyfile(src / name, tmp / name)
+            if name == CKPT_CONFIG or (src / name).exists():
+                shutil.copyfile(src / name, tmp / name)
+        ordinary_modes(tmp)
     return dst
 
 

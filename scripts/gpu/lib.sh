@@ -49,6 +49,22 @@ versus() {
         --sigma 2.0
 }
 
+# full_report NAME MODEL DATA SWEEP: issue #10's report of one model, within 570 s of the
+# script's start: golden and DATA's validation, PTRM K=100 at D=16 (with TRM at D=16 and 48)
+# and at D=48, 3 seeds, σ from SWEEP (a validation sweep's report.json) as g NAME_16, g NAME_48,
+# val NAME_16, val NAME_48
+full_report() {
+    local name=$1 model=$2 data=$3 sweep=$4
+    ev "g${name}_16" "$(left 100)" --split golden -c "$model" --D 16 --det-D 16,48 --seeds 3 \
+        --sigma-from "$sweep"
+    ev "g${name}_48" "$(left 190)" --split golden -c "$model" --D 48 --det-D 48 --seeds 3 \
+        --sigma-from "$sweep"
+    ev "val${name}_16" "$(left 300)" --split val --data "$data" -c "$model" --D 16 \
+        --det-D 16,48 --seeds 3 --sigma-from "$sweep"
+    ev "val${name}_48" "$(left 570)" --split val --data "$data" -c "$model" --D 48 \
+        --det-D 48 --seeds 3 --sigma-from "$sweep"
+}
+
 # pack RUN_DIR [raw|step]: checkpoints/last and checkpoints/best (EMA weights) as one tar in 15
 # MB parts under $OUT; "raw" adds last's raw weights and state (what a warm start needs), "step"
 # its state alone (a warm start then takes the EMA weights as raw ones: half the size)
@@ -61,9 +77,12 @@ pack() {
     [ "${2:-}" = raw ] && cp "$last"/train_state* /tmp/pack/last/
     [ "${2:-}" = step ] && cp "$last"/train_state.json /tmp/pack/last/
     cp "$best"/config.json "$best"/model.safetensors /tmp/pack/best/
-    # the run's best validation record ({"step", "exact_accuracy"}), for `unpack` to compare
-    python3 -c "import json, sys; json.dump(json.load(open(sys.argv[1])).get('best'), \
-        open(sys.argv[2], 'w'))" "$last/train_state.json" /tmp/pack/best/score.json
+    # the run's best validation record ({"step", "exact_accuracy"}), for `unpack` to compare;
+    # null when this machine wrote no best (a record kept from an earlier machine would label
+    # `last` with another checkpoint's score)
+    python3 -c "import json, sys; json.dump(json.load(open(sys.argv[1])).get('best') \
+        if sys.argv[3] == 'yes' else None, open(sys.argv[2], 'w'))" "$last/train_state.json" \
+        /tmp/pack/best/score.json "$([ -e "$d/best" ] && echo yes || echo no)"
     echo "last $(basename "$last") best $(basename "$best")" | tee /tmp/pack/steps.txt
     tar cf - -C /tmp/pack . | split -b 15m - "$OUT/ckpt.tar.part-"
 }

@@ -44,16 +44,8 @@ compare() {
 }
 
 report() {  # MODEL (a checkpoint) and TAG (avg or s4: whose validation sweep gives σ)
-    local sweep="runs/e_v_$TAG/report.json"
     setup >/dev/null
-    ev "g${TAG}_16" 100 --split golden -c "$MODEL" --D 16 --det-D 16,48 --seeds 3 \
-        --sigma-from "$sweep"
-    ev "g${TAG}_48" "$(left 190)" --split golden -c "$MODEL" --D 48 --det-D 48 --seeds 3 \
-        --sigma-from "$sweep"
-    ev "val${TAG}_16" "$(left 300)" --split val --data "$DATA" -c "$MODEL" --D 16 \
-        --det-D 16,48 --seeds 3 --sigma-from "$sweep"
-    ev "val${TAG}_48" "$(left 570)" --split val --data "$DATA" -c "$MODEL" --D 48 --det-D 48 \
-        --seeds 3 --sigma-from "$sweep"
+    full_report "$TAG" "$MODEL" "$DATA" "runs/e_v_$TAG/report.json"
 }
 
 halt() {  # the bundled model (avg34 since session 10) with every rollout halted at sigmoid(Q) > 0.5

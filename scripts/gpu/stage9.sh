@@ -14,7 +14,10 @@
 #   here:  bash scripts/gpu/stage9.sh keep FILES_AT   (last/ + best/ -> data/ppb9-resume, and
 #          `last` in bf16 -> scripts/gpu/resume/ppb9, committed: 14 MB)
 #   run:   bash scripts/gpu/stage9.sh compare   (after update 65,104, on the warm machine:
-#          its best at σ 1, 2, 3 against the bundled model at its 2.0, K=100, D=16)
+#          its best at σ 0.5, 1, 2, 3 against the bundled model at its 2.0, K=100, D=16)
+#   run:   bash scripts/gpu/stage9.sh report    (if it won: issue #10's report, 3 seeds)
+#   here:  python3 scripts/ship_model.py data/ppb9-resume/best --sweep FILES_AT/v_new.json
+#          --selected-on "..."   (it becomes the bundled model, with the σ its sweep chose)
 #
 # The first call starts from scratch; a call on a machine that stayed warm continues exactly
 # (--resume); a call on a fresh machine continues from the committed bf16 `last` of an earlier
@@ -114,8 +117,17 @@ compare() {  # after the last update: the run's best against the bundled model o
     # s9-prep) and the best as `keep` left it (data/ppb9-resume/best, or its write_lean copy)
     setup >/dev/null
     build
-    # a model trained from scratch may want another σ than the bundled one's 2.0
-    versus "${BEST:-$RUN/checkpoints/best}" "$DATA" "${COMPARE_UNTIL:-540}" 1.0,2.0,3.0
+    # a model trained from scratch may want another σ than the bundled one's 2.0 (stages 2-4
+    # chose 0.2, 0.5 and 1.0)
+    versus "${BEST:-$RUN/checkpoints/best}" "$DATA" "${COMPARE_UNTIL:-540}" 0.5,1.0,2.0,3.0
+}
+
+report() {  # after `compare`, on the same machine, if the new model won: issue #10's report
+    # (golden and validation, D=16 and D=48, 3 seeds, σ from compare's sweep v_new); here
+    # afterwards: python3 scripts/ship_model.py BEST --sweep FILES_AT/v_new.json --selected-on ..
+    setup >/dev/null
+    build
+    full_report 9 "${BEST:-$RUN/checkpoints/best}" "$DATA" runs/e_v_new/report.json
 }
 
 keep() {  # keep FILES_AT: the call's last/ and best/, and the lean resume point from last/
