@@ -17,6 +17,12 @@ class PtrmError(Exception):
         self.hint = hint
 
 
+def plain_message(e: PtrmError) -> str:
+    """The error as a script without the CLI's console says it: "error: ..." and, when there
+    is one, "hint: ..." on the next line."""
+    return f"error: {e}" + (f"\nhint: {e.hint}" if e.hint else "")
+
+
 class ParseError(PtrmError):
     """Puzzle text that a codec cannot read. Says where (source, line) and what was expected."""
 

@@ -22,7 +22,7 @@ import torch
 
 from ptrm_cli.engine.checkpoint import (IDENTIFIERS, load_checkpoint, merge_trained_on,
                                         save_checkpoint)
-from ptrm_cli.errors import PtrmError
+from ptrm_cli.errors import PtrmError, plain_message
 from ptrm_cli.eval_resume import weights_sha256
 
 
@@ -94,9 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         out = average(args.checkpoints, weights, args.out)
     except PtrmError as e:  # our errors, checkpoint ones included: one line, no traceback
-        print(f"error: {e}", file=sys.stderr)
-        if e.hint:
-            print(f"hint: {e.hint}", file=sys.stderr)
+        print(plain_message(e), file=sys.stderr)
         return 2
     except OSError as e:  # writing --out: a file in the way, no permission
         print(f"error: --out {args.out}: cannot write there ({e.strerror or e})", file=sys.stderr)

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from ptrm_cli.atomic import atomic_dir
 from ptrm_cli.engine.checkpoint import CONFIG, IDENTIFIERS, WEIGHTS, load_checkpoint
-from ptrm_cli.errors import PtrmError
+from ptrm_cli.errors import PtrmError, plain_message
 from ptrm_cli.eval_resume import weights_sha256
 from ptrm_cli.evaluate import report_file, sigma_from_report
 from ptrm_cli.models import DEFAULT_DIR
@@ -92,9 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         meta = ship(args.checkpoint, args.sweep, args.selected_on, args.to)
     except PtrmError as e:  # our errors, checkpoint ones included: one line, no traceback
-        print(f"error: {e}", file=sys.stderr)
-        if e.hint:
-            print(f"hint: {e.hint}", file=sys.stderr)
+        print(plain_message(e), file=sys.stderr)
         return 2
     except OSError as e:
         print(f"error: cannot write {args.to} ({e.strerror or e})", file=sys.stderr)
