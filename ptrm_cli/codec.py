@@ -298,9 +298,26 @@ def checked_tokens(codec: Codec, tokens, family: Family, method: str = "encode")
 
 
 def violations_of(codec: Codec, puzzle: Puzzle, solution: Solution) -> list[Violation]:
-    """`codec.verify`, held to its contract: what every caller outside the codec uses."""
-    with contract(codec, "verify"):
-        return _checked_violations(codec, codec.verify(puzzle, solution))
+    """`codec.verify`, held to its contract: what every caller outside the codec uses. The
+    solution is the codec's own (from `decode`, `parse` or `from_record`): one that is not a
+    Solution is that method's bug, and a verify that fails on a solution shaped unlike the
+    puzzle says so (ARC's outputs may differ in shape; other types' do not)."""
+    if not isinstance(solution, Solution) or np.ndim(solution.grid) != 2:
+        what = (f"a Solution whose grid has shape {np.shape(solution.grid)}"
+                if isinstance(solution, Solution) else f"a {type(solution).__name__}")
+        raise _bug(codec, f"gave {what} where a Solution of a 2-D grid belongs (from decode, "
+                          f"parse or from_record)")
+    shape = np.shape(solution.grid)
+    try:
+        found = codec.verify(puzzle, solution)
+    except PtrmError:
+        raise
+    except Exception as e:  # noqa: BLE001 - the codec's bug, named
+        odd = (f" (on a {shape[0]}x{shape[1]} solution of a {puzzle.rows}x{puzzle.cols} "
+               f"puzzle, as decode, parse or from_record gave it)"
+               if shape != (puzzle.rows, puzzle.cols) else "")
+        raise _bug(codec, f"raised {type(e).__name__} in verify{odd}: {e}") from e
+    return _checked_violations(codec, found)
 
 
 def _checked_violations(codec: Codec, found) -> list[Violation]:
@@ -330,21 +347,40 @@ def _builtin_first(ep) -> tuple[bool, str]:
     return (getattr(dist, "name", None) != "ptrm", ep.name)
 
 
+def families_problem(families) -> str | None:
+    """Why a codec's `families` attribute is unusable, if it is (checked when plugins load,
+    and by `conformance`): it must be a non-empty tuple."""
+    if isinstance(families, tuple) and families:
+        return None
+    if isinstance(families, tuple):
+        return "it declares no token family (Codec.families is empty)"
+    return (f"Codec.families must be a tuple of Family, not a {type(families).__name__} "
+            f"(write `families = (MY_FAMILY,)`)")
+
+
+#: entry points that are installed but did not load: type name -> (entry point name, its
+#: value, why); filled by `_load`, so that "unknown puzzle type" can say the plugin is there
+#: but broken
+_failed: dict[str, tuple[str, str, str]] = {}
+
+
 @lru_cache(maxsize=1)
 def _load() -> dict[str, Registered]:
     found: dict[str, Registered] = {}
+    _failed.clear()
     for ep in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=_builtin_first):
+        names = [ep.name]  # what a user may ask for: the entry point's name, the codec's
         try:
             obj = ep.load()
             codec = obj() if isinstance(obj, type) else obj
             if not isinstance(codec, Codec):
                 raise TypeError(f"{ep.value} is not a ptrm Codec")
             if codec.name != ep.name:
+                names.append(str(codec.name))
                 raise TypeError(f"entry point {ep.name!r} loads a codec named {codec.name!r}")
-            families = codec.families
-            if not isinstance(families, tuple) or not families:
-                raise TypeError("it declares no token family (Codec.families)")
-            if problems := [p for f in families for p in family_problems(f)]:
+            if (why := families_problem(codec.families)) is not None:
+                raise TypeError(why)
+            if problems := [p for f in codec.families for p in family_problems(f)]:
                 raise TypeError("; ".join(problems))
         except KeyboardInterrupt:
             raise
@@ -353,6 +389,8 @@ def _load() -> dict[str, Registered]:
             what = f"SystemExit({e.code!r})" if isinstance(e, SystemExit) else str(e)
             warnings.warn(f"ptrm: codec plugin {ep.name!r} ({ep.value}) failed to load: "
                           f"{what}", stacklevel=2)
+            for name in names:
+                _failed.setdefault(name, (ep.name, ep.value, what))
             continue
         dist = getattr(ep, "dist", None)
         provider = f"{dist.name} {dist.version}" if dist is not None else "?"
@@ -402,8 +440,20 @@ def get(name: str) -> Codec:
     if found is None:
         known = ", ".join(sorted(_load())) or "none"
         raise CodecNotFound(f"unknown puzzle type {name!r} (installed codecs: {known})",
-                            hint="`ptrm codecs` lists them; plugins add more")
+                            hint=_broken_plugin(name)
+                            or "`ptrm codecs` lists them; plugins add more")
     return found
+
+
+def _broken_plugin(word: str) -> str | None:
+    """A hint for a type name no codec reads when a plugin registering it is installed but
+    failed to load: "install its plugin" would send its author the wrong way."""
+    _load()
+    for name, (ep_name, value, why) in _failed.items():
+        if name.lower() == word.strip().lower():
+            return (f"a plugin registers {ep_name!r} ({value}) but failed to load: {why}; "
+                    "fix the plugin (docs/PLUGINS.md)")
+    return None
 
 
 def type_named(word: str) -> Codec | None:
@@ -458,8 +508,8 @@ def detect(text: str, *, source: str | None = None) -> Codec:
         if len(lines) > 1 and re.fullmatch(r"[a-z][a-z0-9_-]{2,}", lines[0].lower()):
             raise ParseError(f"the first line names the type {lines[0]!r}, which no installed "
                              f"codec reads (installed: {', '.join(_load())})", source=source,
-                             line=1, hint="install its plugin (docs/PLUGINS.md), or pass "
-                                          "--codec TYPE")
+                             line=1, hint=_broken_plugin(lines[0])
+                             or "install its plugin (docs/PLUGINS.md), or pass --codec TYPE")
         raise ParseError("cannot tell the puzzle type: expected a puzz.link URL, pzprv3 text, "
                          "or a grid whose first line names the type",
                          source=source, hint="pass --codec TYPE")
@@ -484,9 +534,14 @@ def parse(text: str, *, codec: str | None = None,
     """The codec of `text` (`codec` names it, else `detect`) and what it reads there."""
     c = get(codec) if codec else detect(text, source=source)
     try:
-        return c, c.parse(text, source=source)
+        parsed = c.parse(text, source=source)
     except PtrmError:
         raise
     except (ValueError, IndexError, KeyError, TypeError) as e:  # a codec choking on odd input
         raise ParseError(f"cannot read this puzzle as {c.name} ({type(e).__name__}: {e})",
                          source=source) from None
+    except Exception as e:  # noqa: BLE001 - anything else is the codec's bug, named, not a
+        raise _bug(c, f"raised {type(e).__name__} in parse: {e}") from e  # traceback
+    if not isinstance(parsed, Parsed) or not isinstance(parsed.puzzle, Puzzle):
+        raise _bug(c, f"parse returned {type(parsed).__name__}, not Parsed(puzzle, ...)")
+    return c, parsed

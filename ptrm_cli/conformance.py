@@ -15,8 +15,8 @@ the mutation check expects every single-cell change of a solution to break a rul
 
 What is checked:
   * registration: an entry point in `ptrm.codecs` named like the codec loads this codec class;
-  * families: a Family with a vocabulary named like it that starts with "pad" (id 0), and
-    seq_len = rows * cols;
+  * families: a non-empty tuple of Family, each with a vocabulary named like it that starts
+    with "pad" (id 0), and seq_len = rows * cols;
   * per sample: the solution verifies; `encode` / `encode_label` give int arrays of seq_len ids
     inside the vocabulary (or a PtrmError when the puzzle does not fit the family);
     `decode(encode_label(...))` is the solution; decoding arbitrary tokens never raises;
@@ -24,7 +24,8 @@ What is checked:
     same key and solution; each of the 8 symmetries gives a verifying solution and its inverse
     gives back the original (a PtrmError marks a symmetry the type does not have); trajectory
     states agree with the solution on every filled cell, grow with k, and encode; single-cell
-    changes of the solution are rejected by `verify`; `render` draws.
+    changes of the solution are rejected by `verify`; `sniff`, where the codec has one,
+    answers a bool and never raises; `render` returns a Rich renderable that draws.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ import numpy as np
 from . import codec as registry
 from . import dihedral
 from .codec import (Codec, Family, Parsed, Puzzle, Solution, Violation, cell_name,
-                    family_problems, token_problem)
+                    families_problem, family_problems, token_problem)
 from .errors import PtrmError
 
 Sample = tuple[Puzzle, Solution]
@@ -111,8 +112,8 @@ def _codec_problems(codec: Codec, registered: bool) -> list[str]:
             out.append(f"the `ptrm.codecs` entry point {codec.name!r} loads "
                        f"{type(found[codec.name].codec).__qualname__}, not "
                        f"{type(codec).__qualname__}")
-    if not codec.families:
-        out.append("the codec declares no token family")
+    if (why := families_problem(codec.families)) is not None:
+        return out + [why]  # what `ptrm` says when it skips the plugin
     for fam in codec.families:
         out += family_problems(fam)
     return out
@@ -142,17 +143,23 @@ def _sample_problems(codec: Codec, puzzle: Puzzle, solution: Solution, domain: l
     if grid.shape != (puzzle.rows, puzzle.cols) or not np.issubdtype(grid.dtype, np.integer):
         return out + [f"solution grid is {grid.dtype} {grid.shape}, expected integers of shape "
                       f"({puzzle.rows}, {puzzle.cols})"]
-    violations = codec.verify(puzzle, solution)
-    if not isinstance(violations, list) or not all(isinstance(v, Violation) for v in violations):
-        out.append(f"verify returned {type(violations).__name__}, not a list of Violation")
-    elif violations:
-        out.append(f"verify rejects the solution: {violations[0].code} ({violations[0].message})")
+    try:
+        violations = codec.verify(puzzle, solution)
+    except Exception as e:  # the other sections still run: they say what else is wrong
+        out.append(f"verify raised {type(e).__name__}: {e}")
+    else:
+        if not _is_violations(violations):
+            out.append(f"verify returned {type(violations).__name__}, not a list of Violation")
+        elif violations:
+            out.append(f"verify rejects the solution: {violations[0].code} "
+                       f"({violations[0].message})")
     try:
         key = codec.key(puzzle)
     except Exception as e:
         return out + [f"key() failed ({type(e).__name__}: {e}); a codec without a URL form "
                       f"must override Codec.key"]
     sections = [("tokens", lambda: _token_problems(codec, puzzle, solution)),
+                ("sniff", lambda: _sniff_problems(codec, key)),
                 ("formats", lambda: _format_problems(codec, puzzle, solution, key, detect)),
                 ("transforms", lambda: _transform_problems(codec, puzzle, solution, key)),
                 ("trajectory", lambda: _trajectory_problems(codec, puzzle, solution)),
@@ -166,6 +173,20 @@ def _sample_problems(codec: Codec, puzzle: Puzzle, solution: Solution, domain: l
         except Exception as e:
             out.append(f"{name}: raised {type(e).__name__}: {e}")
     return out
+
+
+def _is_violations(found) -> bool:
+    return isinstance(found, list) and all(isinstance(v, Violation) for v in found)
+
+
+def _first_violation(codec: Codec, puzzle: Puzzle, solution: Solution) -> str | None:
+    """The first broken rule as "code (message)", None when solved. A verify that answers
+    something other than a list of Violation is reported once, by the sample's own check, so
+    here it raises and its section says so in one line instead of an AttributeError."""
+    found = codec.verify(puzzle, solution)
+    if not _is_violations(found):
+        raise TypeError(f"verify returned {type(found).__name__}, not a list of Violation")
+    return f"{found[0].code} ({found[0].message})" if found else None
 
 
 def _tokens_ok(name: str, tokens, fam: Family) -> list[str]:
@@ -203,8 +224,13 @@ def _token_problems(codec: Codec, puzzle: Puzzle, solution: Solution) -> list[st
         for _ in range(3):  # model output can be any ids; decode must never raise
             noise = rng.integers(0, len(fam.vocab), size=fam.seq_len)
             got = codec.decode(puzzle, noise, family=fam)
-            if not isinstance(got, Solution) or np.shape(got.grid) != (puzzle.rows, puzzle.cols):
-                out.append(f"decode of arbitrary tokens returned {got!r}")
+            if not isinstance(got, Solution):
+                out.append(f"decode of arbitrary tokens returned {type(got).__name__}, not a "
+                           "Solution")
+                break
+            if np.shape(got.grid) != (puzzle.rows, puzzle.cols):
+                out.append(f"decode of arbitrary tokens returned a grid of shape "
+                           f"{np.shape(got.grid)} for a {puzzle.rows}x{puzzle.cols} puzzle")
                 break
     return out
 
@@ -259,10 +285,9 @@ def _transform_problems(codec: Codec, puzzle: Puzzle, solution: Solution, key: s
         if s2 is None or np.shape(s2.grid) != (p2.rows, p2.cols):
             out.append(f"transform {name}: the solution is missing or not {p2.rows}x{p2.cols}")
             continue
-        v = codec.verify(p2, s2)
+        v = _first_violation(codec, p2, s2)
         if v:
-            out.append(f"transform {name}: the transformed solution fails {v[0].code} "
-                       f"({v[0].message})")
+            out.append(f"transform {name}: the transformed solution fails {v}")
         for fam in codec.families:
             if _fits(codec, p2, fam):
                 out += [f"transform {name}: {p}" for p in
@@ -323,7 +348,7 @@ def _mutation_problems(codec: Codec, puzzle: Puzzle, solution: Solution, domain:
         grid = np.array(solution.grid, copy=True)
         old = int(grid[r, c])
         grid[r, c] = rng.choice([v for v in domain if v != old])
-        if not codec.verify(puzzle, Solution(codec.name, grid)):
+        if not _first_violation(codec, puzzle, Solution(codec.name, grid)):
             accepted.append(f"{cell_name(r, c)} {old}->{int(grid[r, c])}")
     if accepted:
         return [f"verify accepts {len(accepted)} single-cell change(s) of a unique solution: "
@@ -333,8 +358,38 @@ def _mutation_problems(codec: Codec, puzzle: Puzzle, solution: Solution, domain:
 
 def _render_problems(codec: Codec, puzzle: Puzzle, solution: Solution) -> list[str]:
     from rich.console import Console
+    from rich.protocol import is_renderable
 
+    out = []
     console = Console(file=io.StringIO(), width=200, color_system=None)
-    console.print(codec.render(puzzle, None))
-    console.print(codec.render(puzzle, solution))
-    return []
+    for what, drawn in (("render(puzzle)", codec.render(puzzle, None)),
+                        ("render(puzzle, solution)", codec.render(puzzle, solution))):
+        if not is_renderable(drawn):  # Rich would print its repr: `<object object at 0x...>`
+            out.append(f"{what} returned {type(drawn).__name__}, not a Rich renderable "
+                       "(a str, rich.text.Text, a Table, ...)")
+            continue
+        console.print(drawn)
+    return out
+
+
+def _sniff_problems(codec: Codec, key: str) -> list[str]:
+    """`sniff` is asked about every header-less text ptrm auto-detects, other types' puzzles
+    and garbage included: it must answer True or False, never raise (ptrm warns on every
+    auto-detection and counts a raise as "not mine", so the type's plain grids go unread)."""
+    if not _overrides(codec, "sniff"):
+        return []
+    texts = [("its key", key), ("empty text", ""), ("other text", "hello world")]
+    if len(key.splitlines()) > 1:  # a grid key without its header line: what sniff is for
+        texts.insert(1, ("its key less the first line", "\n".join(key.splitlines()[1:])))
+    out = []
+    for what, text in texts:
+        try:
+            said = codec.sniff(text)
+        except Exception as e:
+            out.append(f"sniff raised {type(e).__name__} on {what}: {e} (it must answer True "
+                       "or False, whatever the text)")
+            break
+        if not isinstance(said, (bool, np.bool_)):
+            out.append(f"sniff returned {type(said).__name__} on {what}, not a bool")
+            break
+    return out

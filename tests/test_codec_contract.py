@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from ptrm_cli import codec as registry
 from ptrm_cli.app import app
 from ptrm_cli.build_decode import puzzle_text
-from ptrm_cli.codec import CodecBug, Family, Violation
+from ptrm_cli.codec import CodecBug, Family, Solution, Violation
 from ptrm_cli.engine.data import Split, write_dataset
 from ptrm_cli.errors import PtrmError
 from ptrm_cli.vocab import PAD, Vocab
@@ -177,6 +177,14 @@ def ckpt(tmp_path_factory):
      "encode returned ids 999..999, outside the 'ppbench' vocabulary"),
     ("badverdict", {"verify": lambda self, p, s: "fine"},
      "verify returned a str where a list of Violation belongs"),
+    # was "raised ValueError in verify: operands could not be broadcast": verify blamed
+    ("smalldecode", {"decode": lambda self, p, t, family=None: Solution(
+        self.name, np.zeros((2, 2), np.int16))},
+     "raised ValueError in verify (on a 2x2 solution of a 9x9 puzzle, as decode, parse or "
+     "from_record gave it)"),
+    ("nodecode", {"decode": lambda self, p, t, family=None: None},
+     "gave a NoneType where a Solution of a 2-D grid belongs (from decode, parse or "
+     "from_record)"),
 ])
 def test_solve_names_a_codec_that_breaks_its_contract(monkeypatch, fresh_registry,
                                                       installed_codec, ckpt, tmp_path, name,
@@ -245,3 +253,70 @@ def test_a_parse_that_chokes_names_the_codec(monkeypatch, fresh_registry, instal
         with pytest.raises(PtrmError, match=r"p.txt: cannot read this puzzle as choke "
                                             r"\(ValueError: invalid literal"):
             registry.parse(SUDOKU, codec="choke", source="p.txt")
+
+
+# -- found by a second QA pass writing a plugin (binairo) ---------------------------------------
+
+@pytest.mark.parametrize("parse, message", [
+    (lambda self, text, source=None: (_ for _ in ()).throw(RuntimeError("boom")),
+     "raised RuntimeError in parse: boom"),
+    (lambda self, text, source=None: (_ for _ in ()).throw(AttributeError("no .rows")),
+     "raised AttributeError in parse: no .rows"),
+    (lambda self, text, source=None: None, "parse returned NoneType, not Parsed"),
+], ids=["runtimeerror", "attributeerror", "none"])
+def test_a_parse_that_breaks_names_the_codec_in_solve(monkeypatch, fresh_registry,
+                                                      installed_codec, ckpt, tmp_path, parse,
+                                                      message):
+    """Any exception but the four "odd input" ones was a raw traceback from `ptrm solve`
+    (exit 1, which means "no valid answer"); a parse returning None, an AttributeError later."""
+    _plugin(monkeypatch, Bad=_sudoku_subclass(installed_codec, "badparse", parse=parse))
+    puzzle = tmp_path / "p.txt"
+    puzzle.write_text(SUDOKU)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(CodecBug, match=r"codec 'badparse' \(\?, "
+                                           r"ptrm_test_contract_plugin:Bad\) "):
+            registry.parse(SUDOKU, codec="badparse")
+        r = CliRunner().invoke(app, ["solve", str(puzzle), "--codec", "badparse", "-c",
+                                     str(ckpt), "--K", "2", "--D", "2", "--device", "cpu"])
+    assert r.exit_code == 2, r.output
+    assert "Traceback" not in r.output and isinstance(r.exception, SystemExit)
+    assert message in " ".join(r.output.split()), r.output
+
+
+def test_a_type_whose_plugin_failed_to_load_says_so(monkeypatch, fresh_registry,
+                                                    installed_codec):
+    """A plugin that is installed but broken got "unknown puzzle type ... plugins add more"
+    and "install its plugin": the wrong way for its author to look."""
+    _plugin(monkeypatch, Listed=_sudoku_subclass(installed_codec, "listed",
+                                                 families=list(installed_codec("sudoku")
+                                                               .families)))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(PtrmError, match="unknown puzzle type 'listed'") as e:
+            registry.get("listed")
+        assert "failed to load: Codec.families must be a tuple of Family, not a list" \
+            in e.value.hint and "ptrm_test_contract_plugin:Listed" in e.value.hint
+        with pytest.raises(PtrmError, match="names the type 'listed'") as e:
+            registry.detect("listed\n" + SUDOKU)
+        assert "a plugin registers 'listed'" in e.value.hint
+        with pytest.raises(PtrmError) as e:
+            registry.get("nosuch")
+        assert e.value.hint == "`ptrm codecs` lists them; plugins add more"
+    assert any("'listed'" in m and "must be a tuple of Family" in m for m in _loaded(caught))
+    # an entry point named unlike its codec: asking for either name finds the reason
+    module = types.ModuleType("ptrm_test_misnamed_plugin")
+    module.Misnamed = _sudoku_subclass(installed_codec, "qa-codec-name")
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    _with_extra_entry_points(monkeypatch, metadata.EntryPoint(
+        "qa-ep-name", f"{module.__name__}:Misnamed", registry.ENTRY_POINT_GROUP))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name in ("qa-ep-name", "qa-codec-name"):
+            with pytest.raises(PtrmError) as e:
+                registry.get(name)
+            assert "a plugin registers 'qa-ep-name'" in e.value.hint, e.value.hint
+            assert "entry point 'qa-ep-name' loads a codec named 'qa-codec-name'" \
+                in e.value.hint
+    r = CliRunner().invoke(app, ["codecs", "listed"])
+    assert r.exit_code == 2 and "failed to load" in r.output, r.output

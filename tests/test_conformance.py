@@ -132,3 +132,94 @@ def test_catches_an_unregistered_codec_and_a_crash(sudoku_samples):
     assert any("no `ptrm.codecs` entry point named 'sudoku-copy'" in p for p in problems)
     assert any("render: raised RuntimeError: boom" in p for p in problems), problems
     assert not _problems(cls, samples, registered=False)
+
+
+# -- found by a QA pass writing a third-party plugin (binairo, 2nd pass) -----------------------
+
+def test_families_as_a_list_is_named(sudoku_samples):
+    """`families = [FAM]` passed conformance, while `ptrm` skipped the plugin saying it
+    "declares no token family"."""
+    cls, samples = sudoku_samples
+
+    class Listed(cls):
+        families = list(cls.families)
+
+    problems = _problems(Listed, samples, registered=False)
+    assert problems == ["Codec.families must be a tuple of Family, not a list (write "
+                        "`families = (MY_FAMILY,)`)"], problems
+
+
+def test_a_verify_that_raises_is_named_and_the_rest_still_checked(sudoku_samples):
+    """A raising verify ended each sample's report with a bare "raised KeyError" (no method
+    named) and hid what the token, format and render checks would have found."""
+    cls, samples = sudoku_samples
+
+    class Raises(cls):
+        def verify(self, puzzle, solution):
+            raise KeyError("oops")
+
+        def render(self, puzzle, solution=None):
+            raise RuntimeError("boom")
+
+    problems = _problems(Raises, samples[:1], registered=False)
+    assert any(p.endswith("verify raised KeyError: 'oops'") for p in problems), problems
+    assert any("render: raised RuntimeError: boom" in p for p in problems), problems
+
+
+def test_a_verify_answering_the_wrong_thing_is_one_finding_per_section(sudoku_samples):
+    """verify returning a str also gave "'str' object has no attribute 'code'" (transforms);
+    returning None, "verify accepts 12 single-cell change(s)" (mutations)."""
+    cls, samples = sudoku_samples
+
+    class Str(cls):
+        def verify(self, puzzle, solution):
+            return "fine"
+
+    problems = _problems(Str, samples[:1], registered=False)
+    assert any(p.endswith("verify returned str, not a list of Violation") for p in problems)
+    assert not any("has no attribute" in p or "verify accepts" in p for p in problems), problems
+
+
+def test_catches_a_render_that_is_not_renderable(sudoku_samples):
+    """`ptrm solve` printed `<object object at 0x...>` for the board, and conformance passed."""
+    cls, samples = sudoku_samples
+
+    class Opaque(cls):
+        def render(self, puzzle, solution=None):
+            return object()
+
+    problems = _problems(Opaque, samples[:1], registered=False, mutations=False)
+    assert any("render(puzzle) returned object, not a Rich renderable" in p
+               for p in problems), problems
+
+
+def test_catches_a_sniff_that_raises_or_answers_non_bools(sudoku_samples):
+    """sniff was never checked; at run time a raising one is a warning on every
+    auto-detection, and its type's header-less grids are never recognised."""
+    cls, samples = sudoku_samples
+
+    class Raises(cls):
+        def sniff(self, text):
+            return text.splitlines()[0].isdigit()  # IndexError on empty text
+
+    class Truthy(cls):
+        def sniff(self, text):
+            return text.strip()
+
+    problems = _problems(Raises, samples[:1], registered=False, mutations=False)
+    assert any("sniff raised IndexError on empty text" in p for p in problems), problems
+    problems = _problems(Truthy, samples[:1], registered=False, mutations=False)
+    assert any("sniff returned str on its key, not a bool" in p for p in problems), problems
+
+
+def test_a_decode_of_the_wrong_shape_is_said_in_one_line(sudoku_samples):
+    cls, samples = sudoku_samples
+
+    class Small(cls):
+        def decode(self, puzzle, tokens, family=None):
+            return Solution(self.name, np.zeros((2, 2), np.int16))
+
+    problems = _problems(Small, samples[:1], registered=False, mutations=False)
+    assert any("decode of arbitrary tokens returned a grid of shape (2, 2) for a 9x9 puzzle"
+               in p for p in problems), problems
+    assert not any("\n" in p for p in problems), problems

@@ -174,3 +174,14 @@ def test_installed_plugin_appears_in_ptrm_codecs(tmp_path):
     assert report["provider"] == "ptrm-plugin-hitori 0.1.0"
     assert report["detected"] == "hitori"
     assert report["problems"] == []
+
+
+def test_plugin_reads_a_dataset_puzzles_line(hitori):
+    """A built dataset's puzzles.jsonl names the puzzle `text` (build-data writes its URL
+    there): `ptrm solve` on such a line, which hands the codec the whole record, failed with
+    "expected a PPBench record (solution_enc) or a ptrm record (url, answer)"."""
+    line = {"answer": HANDMADE_ANSWER, "key": HANDMADE_URL, "line": 1, "source": "h.jsonl",
+            "text": HANDMADE_URL, "type": "hitori"}
+    puzzle, solution = hitori.from_record(line)
+    assert hitori.key(puzzle) == HANDMADE_URL
+    assert solution.grid.tolist() == HANDMADE_ANSWER and not hitori.verify(puzzle, solution)

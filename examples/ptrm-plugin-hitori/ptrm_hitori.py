@@ -18,8 +18,9 @@ Formats:
   pzprv3      the number grid ('.' for none), then the answer grid ('#' shaded, '+' dot, '.')
   plain grid  an optional first line `hitori`, then one line per row of numbers separated by
               spaces, '.' for none; a number may end in '#' to mark it shaded (an answer)
-  records     PPBench JSONL lines (moves: left click shades, right click dots) and ptrm
-              records {"type": "hitori", "url": ..., "answer": [[0/1, ...], ...]}
+  records     PPBench JSONL lines (moves: left click shades, right click dots), ptrm
+              records {"type": "hitori", "url": ..., "answer": [[0/1, ...], ...]} and the
+              lines of a built dataset's puzzles.jsonl ("text" for "url")
 
 Tokens, family "hitori" (its own 16-token vocabulary, 12x12 grids; smaller puzzles sit
 top-left, padded): hitori.blank and hitori.1..12 for the puzzle, with hitori.shaded on the
@@ -188,15 +189,17 @@ class HitoriCodec(Codec):
                 grid[r, c] = 1 if f[1] == "left" else 0
             puzzle.meta.update({"pid": record.get("pid"), "url": url})
             return puzzle, Solution(self.name, grid)
-        if "url" in record and "answer" in record:
-            puzzle = self.parse(record["url"], source=source).puzzle
+        if ("url" in record or "text" in record) and "answer" in record:
+            # `text`: a line of a built dataset's puzzles.jsonl (`ptrm solve` reads one whole)
+            puzzle = self.parse(record.get("url") or record["text"], source=source).puzzle
             grid = np.asarray(record["answer"], dtype=np.int16)
             if grid.shape != (puzzle.rows, puzzle.cols):
                 raise ParseError(f"answer is {grid.shape}, the puzzle {puzzle.rows}x{puzzle.cols}",
                                  source=source)
             return puzzle, Solution(self.name, grid)
-        raise ParseError("expected a PPBench record (solution_enc) or a ptrm record "
-                         "(url, answer)", source=source)
+        raise ParseError("expected a PPBench record (solution_enc), a ptrm record "
+                         "(url, answer) or a dataset's puzzles.jsonl line (text, answer)",
+                         source=source)
 
     # -- writing ---------------------------------------------------------------------------
     def to_url(self, puzzle: Puzzle) -> str:
