@@ -219,7 +219,12 @@ def evaluate_arc(model, path: str | Path, split: str = "test", *, table=None, K:
     common = dict(D=D, seed=seed, chunk_rows=chunk_rows, ks=ks)
     ptrm = run_pipeline(model, views, truths, K=K, sigma=sigma, **common)
     trm = run_pipeline(model, views, truths, K=1, sigma=0.0, **common)
-    return {"kind": "arc", "dataset": str(path), "split": split,
+    from .engine.model import count_parameters, flops_per_step
+
+    # the model described as eval's puzzle reports, bench and convert describe it
+    described = {"config": model.config.to_dict(), "parameters": count_parameters(model),
+                 "flops_per_step": flops_per_step(model.config)}
+    return {"kind": "arc", "dataset": str(path), "split": split, "model": described,
             "puzzles": len({k[0] for k in truths}), "test_pairs": len(truths),
             "views": len(views), "identifiers": table.source, "tasks_without_views": missing,
             "ptrm": ptrm, "trm": trm}

@@ -158,6 +158,13 @@ def test_pipeline_pass_at_k_well_formed(dataset):
         p = r[name]
         assert 0 <= p["pass@1"] <= p["pass@2"] <= p["pass@100"] <= 1
     assert r["trm"]["K"] == 1 and r["trm"]["sigma"] == 0
+    # the model is described as in eval's other reports, bench and convert (README: "a model is
+    # described the same way"); ARC reports once said nothing of the model they scored
+    from ptrm_cli.engine.model import count_parameters, flops_per_step
+
+    assert r["model"] == {"config": model.config.to_dict(),
+                          "parameters": count_parameters(model),
+                          "flops_per_step": flops_per_step(model.config)}
     from rich.console import Console
 
     console = Console(width=120, record=True)
@@ -184,6 +191,7 @@ def test_cli_build_and_eval(sources, tmp_path):
     assert res.exit_code == 0, res.output
     rep = json.loads((tmp_path / "ev" / "report.json").read_text())
     assert rep["kind"] == "arc" and set(rep["ptrm"]) >= {"pass@1", "pass@2", "pass@100"}
+    assert rep["model"]["config"]["seq_len"] == 900 and rep["model"]["parameters"] > 0
     res = runner.invoke(app, ["eval", "--data", str(out), "--split", "test", "--checkpoint",
                               str(ck), "--device", "cpu", "--resume"])
     assert res.exit_code == 2 and "--resume applies to puzzle splits" in res.output

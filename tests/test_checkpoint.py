@@ -411,3 +411,118 @@ def test_missing_settings_with_all_config_yaml_read_say_what_it_lacks(step0, tmp
     assert "next to the step file" not in hint
     assert f"{run / 'all_config.yaml'} does not give them either" in hint
     assert "data_paths, data/gone" in hint and "--family" in hint and "--set" in hint
+
+
+# -- a researcher's own files: mistakes named by file and setting (QA 2026-11-27) ---------------
+
+def _run_with_yaml(step0, tmp_path, **arch_changes):
+    """step0 copied into a run folder with an official-style all_config.yaml beside it."""
+    run = tmp_path / "run"
+    run.mkdir(exist_ok=True)
+    shutil.copy(step0, run / "step_7")
+    arch = {"name": "recursive_reasoning.trm@TinyRecursiveReasoningModel_ACTV1",
+            "hidden_size": 64, **{k: v for k, v in SETTINGS.items() if k != "seq_len"},
+            **arch_changes}
+    (run / "all_config.yaml").write_text(yaml.safe_dump({"arch": arch}))
+    return run / "step_7"
+
+
+def test_a_bad_setting_names_the_file_or_option_it_came_from(step0, tmp_path):
+    """A bad value from a --config yaml was blamed on "all_config.yaml" (another file's name)
+    or on the step file alone; one from --set did not say so."""
+    step = _run_with_yaml(step0, tmp_path, L_cycles="three")
+    with pytest.raises(CheckpointError, match="L_cycles must be a positive integer, got 'three'"
+                                              ) as e:
+        import_official(step, seq_len=16)
+    assert f"(from {step.parent / 'all_config.yaml'})" in str(e.value)
+    other = tmp_path / "other.yaml"
+    other.write_text(yaml.safe_dump({"arch": {"name": "trm", "hidden_size": 512}}))
+    with pytest.raises(CheckpointError, match="hidden_size=512") as e:
+        import_official(step0, config_yaml=other, **SETTINGS)
+    assert f"({other})" in str(e.value) and "(all_config.yaml)" not in str(e.value)
+    # the weights confirm hidden_size 64: the culprit is the given num_heads
+    with pytest.raises(CheckpointError, match=r"divisible by num_heads 3 \(from --set\)$"):
+        import_official(step0, **{**SETTINGS, "num_heads": 3})
+
+
+def test_cut_short_and_empty_step_files_say_so(step0, tmp_path):
+    """A partial copy got PyTorch's paragraph about miniz and a hint about pickled objects."""
+    cut = tmp_path / "step_3"
+    cut.write_bytes(step0.read_bytes()[:200_000])
+    with pytest.raises(CheckpointError, match=r"step_3 is cut short or corrupt") as e:
+        import_official(cut, **SETTINGS)
+    assert "miniz" not in str(e.value) and "copy the step_N file again" in e.value.hint
+    empty = tmp_path / "step_4"
+    empty.write_bytes(b"")
+    with pytest.raises(CheckpointError, match=r"step_4 is empty \(0 bytes\)"):
+        import_official(empty, **SETTINGS)
+
+
+def test_the_official_repositorys_other_models_are_refused_by_name(step0, tmp_path):
+    """trm_singlez / trm_hier6 runs (same class name, other states) were accepted by their yaml
+    and failed, if at all, on "missing: H_init"."""
+    step = _run_with_yaml(step0, tmp_path,
+                          name="recursive_reasoning.trm_singlez@TinyRecursiveReasoningModel_ACTV1")
+    with pytest.raises(CheckpointError, match=r"'trm_singlez' model, not TRM"):
+        import_official(step, seq_len=16)
+    sd = torch.load(step0, weights_only=True)
+    prefix = "_orig_mod.model.inner."
+    single = {k: v for k, v in sd.items() if k != prefix + "H_init"}
+    torch.save(single, tmp_path / "step_8")
+    with pytest.raises(CheckpointError, match=r"step_8 looks like .* trm_singlez"):
+        import_official(tmp_path / "step_8", **SETTINGS)
+    hier = {k: v for k, v in sd.items() if k != prefix + "L_init"}
+    hier.update({f"{prefix}L{i}_init": sd[prefix + "L_init"] for i in range(1, 7)})
+    torch.save(hier, tmp_path / "step_9")
+    with pytest.raises(CheckpointError, match=r"step_9 looks like .* trm_hier6"):
+        import_official(tmp_path / "step_9", **SETTINGS)
+
+
+def test_a_ptrm_checkpoint_or_a_folder_as_config_get_plain_messages(step0, tmp_path):
+    """Converting a converted checkpoint said "not a file written by torch.save" (of its
+    safetensors) or "pass the step_N file inside"; --config DIR said "[Errno 21]"."""
+    model, vocab, meta = import_official(step0, **SETTINGS)
+    ck = save_checkpoint(tmp_path / "ck", model, vocab, meta)
+    for given in (ck, ck / "model.safetensors"):
+        with pytest.raises(CheckpointError, match="is a ptrm checkpoint already") as e:
+            import_official(given, **SETTINGS)
+        assert e.value.hint == f"use it as it is: -c {ck}"
+    with pytest.raises(CheckpointError, match=r"is a directory, not the run's all_config.yaml"):
+        import_official(step0, config_yaml=tmp_path, **SETTINGS)
+
+
+def test_a_length_the_data_cannot_settle_says_so(step0):
+    """A maze model given a sudoku (`-c step_N`): the data's families have no 6-token layout,
+    and the error only said that the weights do not give seq_len."""
+    settings = {k: v for k, v in SETTINGS.items() if k != "seq_len"}
+    with pytest.raises(CheckpointError, match=r"do not say seq_len$") as e:
+        import_official(step0, layout=lambda V: None, **settings)
+    assert e.value.hint.startswith("no single token family of the data has 12 tokens")
+    with pytest.raises(CheckpointError, match=r"do not say seq_len$") as e:
+        import_official(step0, **settings)          # no data to ask: no such sentence
+    assert "token family of the data" not in e.value.hint
+
+
+def test_convert_names_the_families_that_fit_and_checks_out_first(step0, tmp_path):
+    """A wrong --family said only that the sizes differ; an --out that is a file was reported
+    after reading (and failing on) the step file."""
+    from typer.testing import CliRunner
+
+    from ptrm_cli import codec as registry
+    from ptrm_cli.app import app
+
+    if not {"arc", "sudoku"} <= set(registry.registered()):
+        pytest.skip("the arc and sudoku codecs are not installed")
+    runner = CliRunner()
+    sets = [arg for k, v in SETTINGS.items() for arg in ("--set", f"{k}={v}")]
+    res = runner.invoke(app, ["convert", str(step0), "--out", str(tmp_path / "ck"),
+                              "--family", "sudoku-native", *sets])
+    assert res.exit_code == 2 and not (tmp_path / "ck").exists()
+    assert "--family sudoku-native: its vocabulary has 11 tokens" in res.output
+    assert "families with 12 tokens: arc" in res.output and "Traceback" not in res.output
+    cut = tmp_path / "step_1"
+    cut.write_bytes(step0.read_bytes()[:1000])
+    (tmp_path / "f").write_text("keep")
+    res = runner.invoke(app, ["convert", str(cut), "--out", str(tmp_path / "f"), *sets])
+    assert res.exit_code == 2 and "--out" in res.output and "is a file" in res.output
+    assert (tmp_path / "f").read_text() == "keep"

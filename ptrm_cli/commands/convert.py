@@ -30,11 +30,16 @@ def _parse_settings(items: list[str]) -> dict:
     return out
 
 
-def _family(name: str):
-    """An installed codec family, by name."""
+def _families() -> dict:
+    """The installed codec families, by name."""
     from .. import codec as registry
 
-    families = {f.name: f for f in registry.families()}
+    return {f.name: f for f in registry.families()}
+
+
+def _family(name: str):
+    """An installed codec family, by name."""
+    families = _families()
     if name not in families:
         raise PtrmError(f"--family {name!r}: no installed codec has that family "
                         f"(known: {', '.join(sorted(families))})")
@@ -78,12 +83,24 @@ def convert(
     from ..engine.model import count_parameters
 
     given = _parse_settings(settings)
-    vocab = layout = None
+    # an --out that cannot be a folder is said before the work, not after it
+    refuse_file(out, hint="a checkpoint is a folder: give its path (it is created, or "
+                          "replaced whole)")
+    layout = None
     if family:  # its table, and its length where nothing else says it: what its codec feeds
         fam = _family(family)
-        vocab, layout = fam.vocab, lambda V: (fam.seq_len, f"family {fam.name}")
-    model, vocab, meta = import_official(step_file, config_yaml=config, vocab=vocab,
-                                         layout=layout, **given)
+        layout = lambda V: (fam.seq_len, f"family {fam.name}")  # noqa: E731
+    model, vocab, meta = import_official(step_file, config_yaml=config, layout=layout, **given)
+    if family:  # the weights fix the vocabulary size: say which families have it
+        V = model.config.vocab_size
+        if len(fam.vocab) != V:
+            fits = sorted(f.name for f in _families().values() if len(f.vocab) == V)
+            raise PtrmError(f"--family {fam.name}: its vocabulary has {len(fam.vocab)} tokens, "
+                            f"but the model in {step_file} has {V} (vocab_size of its weights)",
+                            hint=f"the installed families with {V} tokens: {', '.join(fits)}"
+                            if fits else f"no installed family has {V} tokens; without --family "
+                            f"the model gets a generic trm-v{V} table")
+        vocab = fam.vocab
     if family and model.config.seq_len != fam.seq_len:
         raise PtrmError(f"{step_file}: the model reads {model.config.seq_len} tokens but the "
                         f"{fam.name!r} family lays out {fam.seq_len} "
@@ -92,8 +109,6 @@ def convert(
     ids = _identifiers(step_file, model, vocab, meta, identifiers)
     if ids is not None:
         meta["identifiers_from"] = ids.source
-    refuse_file(out, hint="a checkpoint is a folder: give its path (it is created, or "
-                          "replaced whole)")
     # one writer per folder; an unwritable place is one line, not a traceback
     with exclusive(out, "convert --out"):
         save_checkpoint(out, model, vocab, meta, identifiers=ids.names if ids else None)

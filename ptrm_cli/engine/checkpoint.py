@@ -294,8 +294,8 @@ def import_official(path, *, config_yaml=None, vocab: Vocab | None = None, devic
     found, S = _infer_from_weights(state)
     for k, v in found.items():
         if k in given and given[k] != v and k != "forward_dtype":
-            raise CheckpointError(f"{path}: {k}={given[k]!r} ({source[k]}) contradicts the "
-                                  f"weights, which say {k}={v!r}")
+            raise CheckpointError(f"{path}: {k}={given[k]!r} ({_origin(source[k], yaml_path)}) "
+                                  f"contradicts the weights, which say {k}={v!r}")
     cfg = {**found, **given}
     if "seq_len" not in cfg and data_seq_len:
         cfg["seq_len"], source["seq_len"] = data_seq_len, "dataset.json"
@@ -321,6 +321,12 @@ def import_official(path, *, config_yaml=None, vocab: Vocab | None = None, devic
 
     missing = [k for k in NOT_IN_WEIGHTS if k not in cfg]
     if missing:
+        # the caller's data had no single family of this vocabulary size to take the length
+        # from: often a model of another vocabulary (a maze model given a sudoku), so say so
+        unsettled = (f"no single token family of the data has {cfg['vocab_size']} tokens to "
+                     "take seq_len from (a model for another kind of puzzle, or several "
+                     "installed families of that size: see `ptrm codecs`); "
+                     if "seq_len" in missing and layout is not None else "")
         if yaml_path is None:
             where = ("put the run's all_config.yaml next to the step file (`ptrm solve`, "
                      "`ptrm eval` and `ptrm train --init-from` read it there), or convert it "
@@ -334,13 +340,17 @@ def import_official(path, *, config_yaml=None, vocab: Vocab | None = None, devic
             where += "; convert it once: "
         raise CheckpointError(
             f"{path}: the weights do not say {', '.join(missing)}",
-            hint=where + "`ptrm convert STEP --set KEY=VALUE` for each (in Python, "
+            hint=unsettled + where + "`ptrm convert STEP --set KEY=VALUE` for each (in Python, "
                  "import_official(..., KEY=VALUE)). Usual values: "
                  + "; ".join(f"{k}: {NOT_IN_WEIGHTS[k]}" for k in missing))
     try:
         config = TRMConfig.from_dict(cfg)
-    except PtrmError as e:
-        raise CheckpointError(f"{path}: {e}", hint=e.hint) from None
+    except PtrmError as e:  # name where the bad value came from: the yaml, --set, ...
+        # (not a value the weights confirmed: "hidden_size 64 is not divisible by num_heads 3")
+        bad = next((k for k in source if k in cfg and k not in found
+                    and re.search(rf"\b{re.escape(k)}\b", str(e))), None)
+        origin = f" (from {_origin(source[bad], yaml_path)})" if bad else ""
+        raise CheckpointError(f"{path}: {e}{origin}", hint=e.hint) from None
     V = config.vocab_size
     if vocab is None:
         vocab = placeholder_vocab(V)
@@ -359,15 +369,35 @@ def import_official(path, *, config_yaml=None, vocab: Vocab | None = None, devic
     return model, vocab, meta
 
 
+def _origin(label: str, yaml_path: Path | None) -> str:
+    """Where a setting came from, for an error message: the yaml file read, --set, ..."""
+    if label == "all_config.yaml" and yaml_path is not None:
+        return str(yaml_path)
+    return "--set" if label == "override" else label
+
+
 def _read_official(path: Path) -> tuple[dict, str]:
+    ours = path if path.is_dir() else path.parent if path.name == WEIGHTS else None
+    if ours is not None and (ours / CONFIG).is_file():  # converted already, or ptrm train's
+        raise CheckpointError(f"{path} is a ptrm checkpoint already, not an official TRM "
+                              "step_N file: there is nothing to convert",
+                              hint=f"use it as it is: -c {ours}")
     if path.is_dir():
         raise CheckpointError(f"{path} is a directory, not an official TRM checkpoint file",
                               hint="pass the step_N file inside the run's checkpoint folder")
     if not path.is_file():
         raise CheckpointError(f"{path}: no such file")
+    if path.stat().st_size == 0:
+        raise CheckpointError(f"{path} is empty (0 bytes), not an official TRM checkpoint",
+                              hint="copy the step_N file again")
     if not is_official_checkpoint(path):
         raise CheckpointError(f"{path} is not a file written by torch.save (an official TRM "
                               f"checkpoint, step_N, is one)")
+    if _zip_cut_short(path):  # torch's own message is a paragraph about miniz
+        raise CheckpointError(f"{path} is cut short or corrupt: it begins as a torch.save "
+                              f"archive but its end (the zip directory) is missing "
+                              f"({path.stat().st_size:,} bytes)",
+                              hint="an incomplete copy or download: copy the step_N file again")
     try:
         obj = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:  # noqa: BLE001 - any failure here means "not a readable checkpoint"
@@ -390,7 +420,27 @@ def _read_official(path: Path) -> tuple[dict, str]:
     state = {k[len(prefix):]: v for k, v in obj.items()}
     if any(k.startswith("H_level.") for k in state):
         raise CheckpointError(f"{path} looks like an HRM checkpoint (it has an H_level), not TRM")
+    # the official repository's TRM variants share TRM's layers but not its two states
+    variant = ("trm_hier6 (six latent states, L1_init..L6_init)"
+               if any(re.fullmatch(r"L\d+_init", k) for k in state) else
+               "trm_singlez (one state: L_init, no H_init)"
+               if "L_init" in state and "H_init" not in state else None)
+    if variant:
+        raise CheckpointError(f"{path} looks like the official repository's {variant} variant, "
+                              "not TRM (recursive_reasoning.trm, two states y and z, H_init and "
+                              "L_init), the one model ptrm implements")
     return {k: v for k, v in state.items() if k not in NON_PERSISTENT}, prefix
+
+
+def _zip_cut_short(path: Path) -> bool:
+    """A torch.save zip archive whose end is missing (a partial copy): zip files keep their
+    directory at the end, so a cut one has none. Legacy pickle files are not checked here."""
+    import zipfile
+
+    with open(path, "rb") as f:
+        if f.read(4) != b"PK\x03\x04":
+            return False
+    return not zipfile.is_zipfile(path)
 
 
 def _infer_from_weights(sd: dict) -> tuple[dict, int | None]:
@@ -459,6 +509,9 @@ def _read_official_yaml(step_path: Path, config_yaml):
         if config_yaml:
             raise CheckpointError(f"{path}: no such file")
         return {}, None, [], None, []
+    if path.is_dir():
+        raise CheckpointError(f"{path} is a directory, not the run's {OFFICIAL_CONFIG}",
+                              hint=f"pass the file: {path / OFFICIAL_CONFIG}")
     import yaml
 
     try:
@@ -476,6 +529,11 @@ def _read_official_yaml(step_path: Path, config_yaml):
     name = str(arch.get("name", "trm"))
     if "trm" not in name.lower() and "tinyrecursive" not in name.lower():
         raise CheckpointError(f"{path}: arch {name!r} is not a TRM")
+    module = name.split("@")[0].rsplit(".", 1)[-1]  # recursive_reasoning.trm@TinyRecursive...
+    if "@" in name and module != "trm":  # trm_singlez, trm_hier6: other models, same class name
+        raise CheckpointError(f"{path}: arch {name!r} is the official repository's {module!r} "
+                              "model, not TRM (recursive_reasoning.trm@...), the one model ptrm "
+                              "implements")
     known = {f.name for f in dataclasses.fields(TRMConfig)}
     out = {k: v for k, v in arch.items() if k in known}
     ignored = sorted(k for k in arch if k not in known)
