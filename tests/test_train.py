@@ -684,16 +684,26 @@ def test_warm_start_from_an_official_step_file(sudoku4, reference_run, tmp_path)
     converted, _, meta = import_official(official / "step_8")
     assert len(vocab) == len(placeholder_vocab(len(vocab)))
     save_checkpoint(tmp_path / "converted", converted, placeholder_vocab(len(vocab)), meta)
+    # a TRM-Att run's yaml need not say its length, nor do its weights: the dataset's is taken
+    lengthless = tmp_path / "lengthless"
+    lengthless.mkdir()
+    (lengthless / "step_8").write_bytes((official / "step_8").read_bytes())
+    (lengthless / "all_config.yaml").write_text(yaml.safe_dump(
+        {"arch": {"name": "trm", **{k: v for k, v in arch.items() if k != "seq_len"}}}))
+    with pytest.raises(PtrmError, match="do not say seq_len"):
+        import_official(lengthless / "step_8")
 
     runs = []
-    for name, source in (("a", official / "step_8"), ("b", tmp_path / "converted")):
+    for name, source in (("a", official / "step_8"), ("b", tmp_path / "converted"),
+                         ("c", lengthless / "step_8")):
         run = tmp_path / name
         assert train(None, base=config(run, sudoku4), init_from=str(source))["step"] == 12
         assert log_events(run, "start")[0]["step"] == 0  # no train_state: a new run
         runs.append(final_state(run))
-    assert_same_state(*runs)
+    assert_same_state(runs[0], runs[1])
+    assert_same_state(runs[0], runs[2])
     with pytest.raises(PtrmError, match="no config.json") as e:
-        train(None, base=config(tmp_path / "c", sudoku4), init_from=str(tmp_path))
+        train(None, base=config(tmp_path / "d", sudoku4), init_from=str(tmp_path))
     assert "official TRM step_N file" in e.value.hint
 
 

@@ -218,8 +218,13 @@ def restore(tr: Trainer, path: Path, *, exact: bool) -> None:
     from . import checkpoint as ck
 
     official = path.is_file() and ck.is_official_checkpoint(path)
-    if official and not exact:  # its own table is a placeholder: it takes the dataset's
-        model, _, _ = ck.import_official(path, vocab=tr.dataset.vocab)
+    if official and not exact:  # its own table is a placeholder: it takes the dataset's, and
+        # the dataset's length where neither the weights (TRM-Att's) nor the yaml say it
+        data = tr.dataset
+        model, _, _ = ck.import_official(
+            path, vocab=data.vocab, layout=lambda V: (data.seq_len, f"the training data "
+                                                      f"{tr.cfg.data.path}")
+            if V == len(data.vocab) else None)
         ckpt_cfg, weights = model.config, model.state_dict()
     elif not (path / CKPT_CONFIG).exists():
         raise PtrmError(f"{path}: no such file or directory" if not path.exists() else
