@@ -389,14 +389,22 @@ def parse_sudoku_csv_row(row: list[str]) -> tuple[str, str, str, int] | str:
         return f"expected 4 fields (source,question,answer,rating), found {len(row)}"
     source, q, a, rating = (f.strip() for f in row)
     if not _QUESTION.match(q):
-        return f"question: expected 81 characters of 1-9 or '.', found {len(q)}: {q[:24]!r}"
+        return f"question: expected 81 characters of 1-9 or '.', {_found(q, '123456789.0')}"
     if not _ANSWER.match(a):
-        return f"answer: expected 81 digits 1-9, found {len(a)}: {a[:24]!r}"
+        return f"answer: expected 81 digits 1-9, {_found(a, '123456789')}"
     try:
         r = int(rating)
     except ValueError:
         return f"rating: expected a whole number, found {rating[:24]!r}"
     return source, q.replace("0", "."), a, r
+
+
+def _found(field: str, allowed: str) -> str:
+    """What is wrong with a CSV grid field: its length, else its first foreign character."""
+    if len(field) != 81:
+        return f"found {len(field)}: {field[:24]!r}"
+    i = next(i for i, ch in enumerate(field) if ch not in allowed)
+    return f"found {field[i]!r} at character {i + 1}"
 
 
 for _r in (JsonlRecords(), JankoJson(), SudokuLines(), SudokuCsv()):

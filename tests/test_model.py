@@ -259,6 +259,7 @@ def test_config_round_trips_and_rejects_unknown_keys():
     (dict(pos_encodings="alibi"), "pos_encodings"),
     (dict(forward_dtype="float16"), "forward_dtype"),
     (dict(L_cycles=0), "L_cycles"),
+    (dict(halt_exploration_prob=2.0), "a probability"),
 ])
 def test_config_errors_are_clear(kw, message):
     with pytest.raises(PtrmError, match=message):

@@ -87,17 +87,20 @@ def test_malformed_rows_are_reported_with_their_line_and_skipped(tmp_path, rows)
              f"s,{q[:80]},{a},1",           # 5 short question
              f"s,{q},{a[:-1]}x,1",          # 6 a letter in the answer
              f"s,{q},{a},hard",             # 7 rating not a number
-             f"s,{q.replace('.', '0')},{a},7",  # 8 good: '0' blanks are read as '.'
-             f'"s,quoted",{QUESTIONS[2]},{answer(QUESTIONS[2])},3']  # 9 good, quoted source
+             f"s,x{q[1:]},{a},1",           # 8 a letter in the question, of the right length
+             f"s,{q.replace('.', '0')},{a},7",  # 9 good: '0' blanks are read as '.'
+             f'"s,quoted",{QUESTIONS[2]},{answer(QUESTIONS[2])},3']  # 10 good, quoted source
     f = tmp_path / "bad.csv"
     f.write_text("\n".join(lines) + "\n")
     _, items, bad = read(f)
-    assert [i.loc for i in items] == [2, 8, 9]
+    assert [i.loc for i in items] == [2, 9, 10]
     assert items[1].payload[0] == q and items[2].payload[2] == "s,quoted"
-    assert [loc for loc, _ in bad] == [4, 5, 6, 7]
+    assert [loc for loc, _ in bad] == [4, 5, 6, 7, 8]
     msgs = dict(bad)
-    assert "expected 4 fields" in msgs[4] and "question" in msgs[5]
-    assert "answer" in msgs[6] and "rating" in msgs[7]
+    assert "expected 4 fields" in msgs[4] and "question" in msgs[5] and "found 80" in msgs[5]
+    assert "answer" in msgs[6] and "found 'x' at character 81" in msgs[6]
+    assert "rating" in msgs[7]
+    assert "found 'x' at character 1" in msgs[8]  # not "found 81" of 81 expected
 
 
 def test_build_counts_malformed_and_checks_answers(tmp_path, rows, sudoku):

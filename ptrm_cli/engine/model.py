@@ -96,6 +96,9 @@ class TRMConfig:
                 bad(f"{name} must be a non-negative number, got {v!r}")
         if self.expansion == 0:
             bad("expansion must be positive")
+        if self.halt_exploration_prob > 1:
+            bad(f"halt_exploration_prob is a probability (0 to 1), got "
+                f"{self.halt_exploration_prob!r}")
 
     # Derived sizes ------------------------------------------------------------------------------
     @property
