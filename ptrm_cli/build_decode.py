@@ -19,7 +19,7 @@ import numpy as np
 from . import codec as registry
 from . import dihedral, sudoku_aug
 from . import sources as src
-from .codec import Codec, Puzzle, Solution
+from .codec import Codec, Family, Puzzle, Solution
 from .errors import ParseError, PtrmError
 
 
@@ -38,6 +38,7 @@ class Entry:
 def decode_task(task):
     """Worker: one item -> ("ok", Entry fields) | ("drop", reason, message) | ("size", r, c)."""
     item, type_name, want, family_name, augmentation = task
+    codec = None
     try:
         codec = registry.get(type_name)
         puzzle, solution = src.READERS[item.reader].decode(item, codec)
@@ -48,10 +49,7 @@ def decode_task(task):
             return ("drop", *problem)
         family = codec.family(family_name)
         try:
-            with registry.contract(codec, "encode"):
-                registry.checked_tokens(codec, codec.encode(puzzle, None, family), family)
-                registry.checked_tokens(codec, codec.encode_label(puzzle, solution, family),
-                                        family, "encode_label")
+            encoded(codec, puzzle, solution, family)
         except registry.CodecBug:
             raise
         except PtrmError as e:
@@ -65,7 +63,45 @@ def decode_task(task):
     except (ParseError, ValueError, KeyError, IndexError, TypeError) as e:
         return ("drop", "malformed", str(e) or type(e).__name__)
     except Exception as e:  # a codec bug must not take the build down: report and go on
-        return ("drop", "decode error", f"{type(e).__name__}: {e}")
+        bug = None if codec is None or isinstance(e, PtrmError) else codec_failure(codec, e)
+        return ("drop", "decode error", str(bug) if bug else f"{type(e).__name__}: {e}")
+
+
+def encoded(codec: Codec, puzzle: Puzzle, solution: Solution, family: Family) -> tuple:
+    """(input tokens, label tokens) of a decoded record, each held to the contract under the
+    name of the method that made it; a PtrmError is the codec's "does not fit"."""
+    with registry.contract(codec, "encode"):
+        x = codec.encode(puzzle, None, family)
+    with registry.contract(codec, "encode_label"):
+        y = codec.encode_label(puzzle, solution, family)
+    return (registry.checked_tokens(codec, x, family),
+            registry.checked_tokens(codec, y, family, "encode_label"))
+
+
+#: the codec methods a record passes through on its way to an Entry (a reader's decode calls
+#: from_record or parse; identity calls key, transform, to_url, ...)
+_RECORD_METHODS = ("from_record", "parse", "canonical_key", "key", "to_url", "to_pzprv3",
+                   "transform")
+
+
+def codec_failure(codec: Codec, e: Exception) -> registry.CodecBug | None:
+    """An exception that is not one odd records cause (the caller lets those pass as the
+    record's problem) as the codec's bug, named as `registry.contract` names one, with the
+    method it came out of: the innermost frame of its traceback that runs one of the codec's
+    methods (ptrm calls them through a source reader and `canonical_key`: a from_record that
+    calls parse, a key that calls to_url). None when no such frame is there: not the codec's."""
+    names = {}
+    for name in _RECORD_METHODS:
+        code = getattr(getattr(type(codec), name, None), "__code__", None)
+        if code is not None:
+            names.setdefault(code, name)
+    method, tb = None, e.__traceback__
+    while tb is not None:
+        method = names.get(tb.tb_frame.f_code, method)
+        tb = tb.tb_next
+    if method is None:
+        return None
+    return registry.bug(codec, f"raised {type(e).__name__} in {method}: {e}")
 
 
 # -- identity ----------------------------------------------------------------------------------

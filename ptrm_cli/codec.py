@@ -268,7 +268,8 @@ def token_problem(what: str, tokens, fam: Family) -> str | None:
     return None
 
 
-def _bug(codec: Codec, what: str) -> CodecBug:
+def bug(codec: Codec, what: str) -> CodecBug:
+    """`codec` broke its contract (`what` it did), as the error that names it and its plugin."""
     reg = _load().get(codec.name)
     origin = (f"{reg.provider}, {reg.entry_point}" if reg is not None
               and type(reg.codec) is type(codec) else type(codec).__qualname__)
@@ -277,23 +278,35 @@ def _bug(codec: Codec, what: str) -> CodecBug:
                          "`ptrm_cli.conformance.check_codec` finds such bugs (docs/PLUGINS.md)")
 
 
+#: what a codec reading odd input raises (a user's text, not the codec's bug)
+ODD_INPUT = (ValueError, IndexError, KeyError, TypeError)
+
+
 @contextmanager
-def contract(codec: Codec, method: str):
+def contract(codec: Codec, method: str, *, reading: str | None = None,
+             source: str | None = None):
     """Run codec calls: a PtrmError passes (a refusal the contract allows, e.g. "does not
-    fit"), any other exception is the codec's bug and becomes a CodecBug naming it."""
+    fit"), any other exception is the codec's bug and becomes a CodecBug naming it. With
+    `reading` ("puzzle", "record"), the codec is reading a user's input: ODD_INPUT exceptions
+    are that input's problem, "cannot read this puzzle as X", a ParseError naming `source`."""
     try:
         yield
     except PtrmError:
         raise
+    except ODD_INPUT as e:
+        if reading is None:
+            raise bug(codec, f"raised {type(e).__name__} in {method}: {e}") from e
+        raise ParseError(f"cannot read this {reading} as {codec.name} ({type(e).__name__}: "
+                         f"{e})", source=source) from None
     except Exception as e:  # noqa: BLE001 - whatever a plugin raises is reported, not shown raw
-        raise _bug(codec, f"raised {type(e).__name__} in {method}: {e}") from e
+        raise bug(codec, f"raised {type(e).__name__} in {method}: {e}") from e
 
 
 def checked_tokens(codec: Codec, tokens, family: Family, method: str = "encode") -> np.ndarray:
     """`tokens` if they are a sequence of `family`, else a CodecBug (they would reach the model
     as a shape error or an index out of range)."""
     if (why := token_problem(method, tokens, family)) is not None:
-        raise _bug(codec, why)
+        raise bug(codec, why)
     return tokens
 
 
@@ -305,7 +318,7 @@ def violations_of(codec: Codec, puzzle: Puzzle, solution: Solution) -> list[Viol
     if not isinstance(solution, Solution) or np.ndim(solution.grid) != 2:
         what = (f"a Solution whose grid has shape {np.shape(solution.grid)}"
                 if isinstance(solution, Solution) else f"a {type(solution).__name__}")
-        raise _bug(codec, f"gave {what} where a Solution of a 2-D grid belongs (from decode, "
+        raise bug(codec, f"gave {what} where a Solution of a 2-D grid belongs (from decode, "
                           f"parse or from_record)")
     shape = np.shape(solution.grid)
     try:
@@ -316,7 +329,7 @@ def violations_of(codec: Codec, puzzle: Puzzle, solution: Solution) -> list[Viol
         odd = (f" (on a {shape[0]}x{shape[1]} solution of a {puzzle.rows}x{puzzle.cols} "
                f"puzzle, as decode, parse or from_record gave it)"
                if shape != (puzzle.rows, puzzle.cols) else "")
-        raise _bug(codec, f"raised {type(e).__name__} in verify{odd}: {e}") from e
+        raise bug(codec, f"raised {type(e).__name__} in verify{odd}: {e}") from e
     return _checked_violations(codec, found)
 
 
@@ -326,7 +339,7 @@ def _checked_violations(codec: Codec, found) -> list[Violation]:
     if out is None or not all(isinstance(v, Violation) for v in out):
         kind = type(found).__name__ if out is None else \
             type(next(v for v in out if not isinstance(v, Violation))).__name__
-        raise _bug(codec, f"verify returned a {kind} where a list of Violation belongs")
+        raise bug(codec, f"verify returned a {kind} where a list of Violation belongs")
     return out
 
 
@@ -533,15 +546,8 @@ def parse(text: str, *, codec: str | None = None,
           source: str | None = None) -> tuple[Codec, Parsed]:
     """The codec of `text` (`codec` names it, else `detect`) and what it reads there."""
     c = get(codec) if codec else detect(text, source=source)
-    try:
+    with contract(c, "parse", reading="puzzle", source=source):
         parsed = c.parse(text, source=source)
-    except PtrmError:
-        raise
-    except (ValueError, IndexError, KeyError, TypeError) as e:  # a codec choking on odd input
-        raise ParseError(f"cannot read this puzzle as {c.name} ({type(e).__name__}: {e})",
-                         source=source) from None
-    except Exception as e:  # noqa: BLE001 - anything else is the codec's bug, named, not a
-        raise _bug(c, f"raised {type(e).__name__} in parse: {e}") from e  # traceback
     if not isinstance(parsed, Parsed) or not isinstance(parsed.puzzle, Puzzle):
-        raise _bug(c, f"parse returned {type(parsed).__name__}, not Parsed(puzzle, ...)")
+        raise bug(c, f"parse returned {type(parsed).__name__}, not Parsed(puzzle, ...)")
     return c, parsed

@@ -17,7 +17,7 @@ import torch
 
 from . import codec as registry
 from .errors import PtrmError
-from .solver import LoadedModel, Verifier, adopt_vocab, family_for
+from .solver import LoadedModel, Verifier, adopt_vocab, family_for, has_no_table
 
 #: the paper's PPBench filter: type -> (rows, cols)
 GOLDEN_TYPES = {"sudoku": (9, 9), "lightup": (10, 10), "nurikabe": (10, 10),
@@ -143,6 +143,7 @@ def load_source_file(path: Path, loaded: LoadedModel, *, limit: int | None = Non
     set has 423k rows; only the sample is decoded and held), after `types` and
     `min_difficulty` (records rated N or more, as build-data's --min-difficulty)."""
     from . import sources
+    from .build_decode import codec_failure, encoded
 
     reader = reader or sources.reader_for(path)
     if reader is None:  # (resolve_split sends only recognised files here)
@@ -188,32 +189,48 @@ def load_source_file(path: Path, loaded: LoadedModel, *, limit: int | None = Non
         try:
             family = family_for(codec, loaded)  # a model of another family: stop, say why
         except PtrmError as e:  # the types this model reads, if the file has some
-            held = set(row_types) | {sources.resolve_type(i.type) for i in items}  # (the rest)
-            readable = sorted(held & {n for n, c in codecs.items() if any(
-                f.vocab.family == loaded.vocab.family for f in c.families)})
-            if not readable:
+            held = {t} | set(row_types) | {sources.resolve_type(i.type) for i in items}  # (rest)
+            theirs = [n for n, c in codecs.items() if any(
+                f.vocab.family == loaded.vocab.family for f in c.families)]
+            readable = sorted(held & set(theirs))
+            if readable:
+                raise PtrmError(str(e), hint=f"--types {','.join(readable)} evaluates the "
+                                             "puzzles of the types this model reads") from None
+            if has_no_table(loaded):  # an official step_N file: its own message
                 raise
-            raise PtrmError(str(e), hint=f"--types {','.join(readable)} evaluates the puzzles "
-                                         "of the types this model reads") from None
+            # a model of another family (a plugin's own): none of these puzzles is for it
+            where = "the PPBench golden set" if name == "golden" else str(path)
+            order = [g for g in GOLDEN_TYPES if g in held] + sorted(held - set(GOLDEN_TYPES))
+            raise PtrmError(
+                f"{where} holds no puzzles of the types a {loaded.vocab.family!r} model reads "
+                f"({', '.join(theirs) or 'no installed codec reads that family'}): it holds "
+                f"{', '.join(order)}",
+                hint="evaluate it on puzzles of its types: --split FILE (records of them) or "
+                     "--split val --data DATASET (the dataset it trained on)") from None
         try:  # what build-data's decode_task drops as malformed, too (a field of a wrong kind)
             puzzle, solution = reader.decode(item, codec)
             problem = sources.label_problem(codec, puzzle, solution)
             if problem:
                 raise sources.Drop(problem[0], ": ".join(problem))
-            with registry.contract(codec, "encode"):
-                x = registry.checked_tokens(codec, codec.encode(puzzle, family=family), family)
-                y = registry.checked_tokens(codec, codec.encode_label(
-                    puzzle, solution, family=family), family, "encode_label")
+            x, y = encoded(codec, puzzle, solution, family)
         except registry.CodecBug:  # the codec's fault, not the record's: no eval with it
             raise
         except (PtrmError, sources.Drop, ValueError, KeyError, IndexError, TypeError) as e:
             unusable.append({"line": item.loc, "type": t, "key": item.ident,
                              "reason": str(e) or type(e).__name__})
             continue
+        except Exception as e:  # any other, from from_record or parse: the codec's bug, named
+            if (bug := codec_failure(codec, e)) is None:
+                raise
+            raise bug from e
         inputs.append(x)
         labels.append(y)
         row_types.append(t)
-        keys.append(item.ident or codec.key(puzzle))
+        if item.ident is None:
+            with registry.contract(codec, "key"):
+                keys.append(codec.key(puzzle))
+        else:
+            keys.append(item.ident)
         verifiers.append(Verifier(codec, puzzle, family))
     # read errors are found before decoding errors: list them all in file order
     unusable.sort(key=lambda u: (0, u["line"], "") if isinstance(u["line"], int)
@@ -281,11 +298,13 @@ def load_dataset_split(path: Path, split: str | None, loaded: LoadedModel, *,
                     hint="`ptrm build-data` writes one line per base puzzle "
                          "(docs/DATASET_FORMAT.md); a dataset without them trains, but "
                          "cannot be evaluated by the rules")
-            parsed[j] = codec.parse(rec["text"], source=where).puzzle
+            # through the registry: a parse that breaks is named, odd text said to be the file's
+            parsed[j] = registry.parse(rec["text"], codec=t, source=where)[1].puzzle
         puzzle = parsed[j]
         tf = int(s.transform[i])
         if tf:
-            puzzle, _ = codec.transform(puzzle, None, tf)
+            with registry.contract(codec, "transform"):
+                puzzle, _ = codec.transform(puzzle, None, tf)
         rows.append(i)
         types.append(t)
         keys.append(str(s.puzzles[j].get("key", j)) + (f"#t{tf}" if tf else ""))

@@ -155,10 +155,14 @@ def _parse_record(text: str, *, codec: str | None, source: str | None) -> tuple[
         except PtrmError:
             raise ParseError("this JSON record does not say its puzzle type ('pid' or 'type')",
                              source=source, hint="pass --codec TYPE") from None
-        return c, c.parse(text, source=source)  # its own errors say what is wrong
+        return registry.parse(text, codec=c.name, source=source)  # its errors say what is wrong
     c = registry.get(str(name))
-    puzzle, solution = c.from_record(record, source=source)
-    return c, Parsed(puzzle, solution, "record")
+    with registry.contract(c, "from_record", reading="record", source=source):
+        got = c.from_record(record, source=source)
+    if not (isinstance(got, tuple) and len(got) == 2 and isinstance(got[0], Puzzle)):
+        raise registry.bug(c, f"from_record returned {type(got).__name__}, not (puzzle, "
+                              "solution)")
+    return c, Parsed(got[0], got[1], "record")
 
 
 # -- the model ----------------------------------------------------------------------------------

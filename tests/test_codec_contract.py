@@ -320,3 +320,193 @@ def test_a_type_whose_plugin_failed_to_load_says_so(monkeypatch, fresh_registry,
                 in e.value.hint
     r = CliRunner().invoke(app, ["codecs", "listed"])
     assert r.exit_code == 2 and "failed to load" in r.output, r.output
+
+
+# -- found by a third QA pass with a deliberately broken plugin ---------------------------------
+
+def _boom(method: str, exc=RuntimeError):
+    """A codec method that raises `exc("boom in METHOD")`, whatever it is given."""
+    def broken(self, *args, **kwargs):
+        raise exc(f"boom in {method}")
+    return broken
+
+
+def _invoke(*args):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return CliRunner().invoke(app, [str(a) for a in args])
+
+
+def _refused(r, *messages) -> str:
+    """One message and exit 2: no traceback, every one of `messages` said."""
+    assert r.exit_code == 2, r.output
+    assert "Traceback" not in r.output and isinstance(r.exception, SystemExit), r.output
+    text = " ".join(r.output.split())
+    for m in messages:
+        assert m in text, text
+    return text
+
+
+def _solved_sudoku(installed_codec):
+    from ptrm_cli.sudoku_solver import solve
+
+    sudoku = installed_codec("sudoku")
+    puzzle = sudoku.parse(SUDOKU).puzzle
+    return sudoku, puzzle, Solution("sudoku", solve(puzzle.clues, limit=1)[0])
+
+
+def _record_file(tmp_path, installed_codec, name: str) -> Path:
+    """A ptrm record (plain grid text, its answer) of type `name` in a JSONL file."""
+    _, _, solution = _solved_sudoku(installed_codec)
+    f = tmp_path / "r.jsonl"
+    f.write_text(json.dumps({"type": name, "url": SUDOKU,
+                             "answer": solution.grid.tolist()}) + "\n")
+    return f
+
+
+@pytest.mark.parametrize("method, exc, reason, message", [
+    ("from_record", RuntimeError, "decode error", "raised RuntimeError in from_record"),
+    ("parse", RuntimeError, "decode error", "raised RuntimeError in parse"),
+    ("key", RuntimeError, "decode error", "raised RuntimeError in key"),
+    ("transform", RuntimeError, "decode error", "raised RuntimeError in transform"),
+    # was "raised RuntimeError in encode: boom in encode_label"
+    ("encode_label", RuntimeError, "decode error", "raised RuntimeError in encode_label"),
+    ("encode", RuntimeError, "decode error", "raised RuntimeError in encode"),
+    # odd records make a codec raise these: the record's problem, said where, as before
+    ("from_record", ValueError, "malformed", None),
+])
+def test_build_data_names_the_codec_method_that_breaks(monkeypatch, fresh_registry,
+                                                       installed_codec, tmp_path, method, exc,
+                                                       reason, message):
+    """from_record, parse, key and transform were "decode error ... RuntimeError: boom",
+    without the codec or its plugin; encode_label's was blamed on encode."""
+    from ptrm_cli import build as B
+
+    _plugin(monkeypatch, Bad=_sudoku_subclass(installed_codec, "qabroken",
+                                              **{method: _boom(method, exc)}))
+    f = _record_file(tmp_path, installed_codec, "qabroken")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(B.BuildError) as e:
+            B.build([f], None, B.BuildOptions(workers=1, types=("qabroken",),
+                                              sizes={"*": (9, 9)}))
+    result = e.value.result
+    assert result.dropped == {reason: {"qabroken": 1}}, result.dropped
+    (said,) = result.messages[reason]
+    if message is None:
+        assert said == f"r.jsonl:1: boom in {method}"
+    else:
+        assert said == (f"r.jsonl:1: codec 'qabroken' (?, ptrm_test_contract_plugin:Bad) "
+                        f"{message}: boom in {method}")
+
+
+def _val_dataset(tmp_path, installed_codec, name: str) -> Path:
+    """A 'val' split of type `name`: one puzzle, as it is and turned (transform 1)."""
+    from ptrm_cli.engine.data import write_dataset
+
+    sudoku, puzzle, solution = _solved_sudoku(installed_codec)
+    fam = sudoku.families[0]
+    turned, turned_s = sudoku.transform(puzzle, solution, 1)
+    rows = [(puzzle, solution, 0), (turned, turned_s, 1)]
+    split = Split(inputs=np.stack([sudoku.encode(p, family=fam) for p, _, _ in rows]),
+                  labels=np.stack([sudoku.encode_label(p, s, family=fam) for p, s, _ in rows]),
+                  type=np.zeros(2), puzzle=np.zeros(2), transform=np.array([t for *_, t in rows]),
+                  puzzle_id=np.zeros(2), puzzles=[{"type": name, "key": "k", "text": SUDOKU}])
+    return write_dataset(tmp_path / "ds", vocab=fam.vocab, seq_len=fam.seq_len, types=[name],
+                         splits={"val": split})
+
+
+@pytest.mark.parametrize("method, exc, message", [
+    ("parse", RuntimeError, "codec 'qaevalset' (?, ptrm_test_contract_plugin:Bad) raised "
+                            "RuntimeError in parse: boom in parse"),
+    ("transform", RuntimeError, "codec 'qaevalset' (?, ptrm_test_contract_plugin:Bad) raised "
+                                "RuntimeError in transform: boom in transform"),
+    # odd text: the dataset's file is named, and the codec reading it
+    ("parse", ValueError, "ds/val/puzzles.jsonl: cannot read this puzzle as qaevalset "
+                          "(ValueError: boom in parse)"),
+])
+def test_eval_of_a_dataset_split_names_a_codec_that_breaks(monkeypatch, fresh_registry,
+                                                           installed_codec, ckpt, tmp_path,
+                                                           method, exc, message):
+    """`ptrm eval --split val --data DS` called parse and transform bare: a traceback."""
+    _plugin(monkeypatch, Bad=_sudoku_subclass(installed_codec, "qaevalset",
+                                              **{method: _boom(method, exc)}))
+    ds = _val_dataset(tmp_path, installed_codec, "qaevalset")
+    _refused(_invoke("eval", "--split", "val", "--data", ds, "-c", ckpt, "--K", 2, "--D", 1,
+                     "--det-D", 1, "--seeds", 1, "--no-plots", "-o", tmp_path / "out"), message)
+
+
+@pytest.mark.parametrize("method", ["from_record", "encode_label"])
+def test_eval_of_a_source_file_names_a_codec_that_breaks(monkeypatch, fresh_registry,
+                                                         installed_codec, ckpt, tmp_path,
+                                                         method):
+    """from_record's RuntimeError was a traceback from `ptrm eval --split FILE`; encode_label's
+    was "raised RuntimeError in encode"."""
+    _plugin(monkeypatch, Bad=_sudoku_subclass(installed_codec, "qaevalfile",
+                                              **{method: _boom(method)}))
+    f = _record_file(tmp_path, installed_codec, "qaevalfile")
+    _refused(_invoke("eval", "--split", f, "-c", ckpt, "--K", 2, "--D", 1, "--det-D", 1,
+                     "--seeds", 1, "--no-plots", "-o", tmp_path / "out"),
+             f"codec 'qaevalfile' (?, ptrm_test_contract_plugin:Bad) raised RuntimeError in "
+             f"{method}: boom in {method}")
+
+
+@pytest.mark.parametrize("from_record, message", [
+    (_boom("from_record"), "codec 'qarecord' (?, ptrm_test_contract_plugin:Bad) raised "
+                           "RuntimeError in from_record: boom in from_record"),
+    (lambda self, record, source=None: None,
+     "codec 'qarecord' (?, ptrm_test_contract_plugin:Bad) from_record returned NoneType, not "
+     "(puzzle, solution)"),
+    # odd records: the record's problem, said where
+    (_boom("from_record", KeyError), "r.json: cannot read this record as qarecord (KeyError: "
+                                     "'boom in from_record')"),
+], ids=["runtimeerror", "none", "keyerror"])
+def test_solve_of_a_record_names_a_from_record_that_breaks(monkeypatch, fresh_registry,
+                                                           installed_codec, ckpt, tmp_path,
+                                                           from_record, message):
+    """`ptrm solve RECORD.json` gave a traceback for a from_record raising RuntimeError."""
+    _plugin(monkeypatch, Bad=_sudoku_subclass(installed_codec, "qarecord",
+                                              from_record=from_record))
+    record = tmp_path / "r.json"
+    record.write_text(_record_file(tmp_path, installed_codec, "qarecord").read_text())
+    _refused(_invoke("solve", record, "-c", ckpt, "--K", 2, "--D", 2, "--device", "cpu"),
+             message)
+
+
+def test_solve_names_a_render_that_breaks_and_json_needs_none(monkeypatch, fresh_registry,
+                                                              installed_codec, ckpt, tmp_path):
+    """A render that raised was a traceback after the solve; --json does not draw at all."""
+    _plugin(monkeypatch, Bad=_sudoku_subclass(installed_codec, "qarender",
+                                              render=_boom("render")))
+    puzzle = tmp_path / "p.txt"
+    puzzle.write_text(SUDOKU)
+    args = ["solve", puzzle, "--codec", "qarender", "-c", ckpt, "--K", 2, "--D", 2,
+            "--device", "cpu"]
+    text = _refused(_invoke(*args), "codec 'qarender' (?, ptrm_test_contract_plugin:Bad) "
+                                    "raised RuntimeError in render: boom in render")
+    assert "--json gives the answer without drawing it" in text
+    r = _invoke(*args, "--json")
+    assert r.exit_code in (0, 1), r.output  # solved or not: the answer, as JSON
+    assert json.loads(r.stdout)["type"] == "qarender"
+
+
+def test_golden_with_a_model_of_a_plugins_family_says_it_holds_none_of_its_types(
+        monkeypatch, fresh_registry, installed_codec, tmp_path):
+    """It said "codec 'heyawake' cannot encode for a 'qafam' model", as if the golden set's
+    codecs were at fault, and hinted at -c CHECKPOINT, which the user had given."""
+    from ptrm_cli import eval_sets
+
+    try:
+        eval_sets.golden_path()
+    except PtrmError:
+        pytest.skip("the ppbench wheel (the golden set) is not installed")
+    fam = installed_codec("sudoku").families[0]
+    own = Family("qafam", fam.rows, fam.cols, Vocab("qafam", fam.vocab.tokens))
+    _plugin(monkeypatch, Own=_sudoku_subclass(installed_codec, "qaown", families=(own,)))
+    model = save_tiny_checkpoint(tmp_path / "own", own.vocab)
+    text = _refused(_invoke("eval", "--split", "golden", "-c", model, "--K", 2, "--D", 1,
+                            "--no-plots", "-o", tmp_path / "out"),
+                    "the PPBench golden set holds no puzzles of the types a 'qafam' model "
+                    "reads (qaown): it holds sudoku, lightup, nurikabe, heyawake, tapa, "
+                    "shakashaka", "--split val --data DATASET")
+    assert "cannot encode" not in text

@@ -273,10 +273,17 @@ def _json(res: "solver.SolveResult", parsed, source: str, matches, s: dict) -> d
 
 
 def _show(res: "solver.SolveResult", matches, s: dict) -> None:
+    from .. import codec as registry
     from .. import solver
 
     c = res.codec
-    console.print(c.render(res.puzzle, res.solution))
+    try:  # the answer is found: a render that breaks says so, and how to get the answer anyway
+        with registry.contract(c, "render"):
+            drawn = c.render(res.puzzle, res.solution)
+    except registry.CodecBug as e:
+        raise registry.CodecBug(str(e), hint=f"{e.hint}; --json gives the answer without "
+                                             "drawing it") from e
+    console.print(drawn)
     if not c.judges(res.puzzle):
         console.print(f"[bold]answered[/], not judged: a lone {c.name} grid has no known output "
                       "to check against (give the task file and --task ID for its demos)",
