@@ -272,6 +272,20 @@ def load_model(arg: str | Path | None, device: str, *, official_vocab: Vocab | N
     return LoadedModel(model, vocab, meta, str(path), device)
 
 
+def _other_layout(loaded: LoadedModel) -> str:
+    """For an official model that fits none of a puzzle's families: which installed types it
+    fits, if any (a model for another kind of puzzle; no table to attach fixes that)."""
+    from . import codec as registry
+
+    V, L = len(loaded.vocab), loaded.config.seq_len
+    types = sorted({reg.codec.name for reg in registry.registered().values()
+                    for f in reg.codec.families if len(f.vocab) == V and f.seq_len == L})
+    if types:
+        return f"it is a model for {', '.join(types)} puzzles: give it one of those"
+    return ("no installed puzzle type has that layout: a model for a type whose plugin is not "
+            "installed (`ptrm codecs` lists the installed ones)")
+
+
 def family_for(codec: Codec, loaded: LoadedModel) -> Family:
     """The codec family this checkpoint was trained for; a clear error when the model's
     vocabulary or sequence length is not one the codec can encode into. An official step_N
@@ -286,11 +300,12 @@ def family_for(codec: Codec, loaded: LoadedModel) -> Family:
                 f"{loaded.config.seq_len} positions) with no token table, and "
                 + ("no" if not fits else "more than one") + f" {codec.name} family has that "
                 f"layout (its families: {', '.join(f.name for f in codec.families)})",
-                hint=(f"`ptrm convert {loaded.path} --family NAME --out DIR` attaches one"
-                      if Path(loaded.path).is_file() else
-                      f"convert its step_N file again with --family NAME (`ptrm convert "
-                      f"step_N --family NAME --out DIR`; {loaded.path} was converted "
-                      "without one)"))
+                hint=_other_layout(loaded) if not fits else
+                (f"`ptrm convert {loaded.path} --family NAME --out DIR` attaches one"
+                 if Path(loaded.path).is_file() else
+                 f"convert its step_N file again with --family NAME (`ptrm convert "
+                 f"step_N --family NAME --out DIR`; {loaded.path} was converted "
+                 "without one)"))
         adopt_vocab(loaded, fits[0].vocab)
     family = codec.family_for(loaded.vocab)
     if family.seq_len != loaded.config.seq_len:

@@ -306,6 +306,20 @@ def test_official_checkpoint_solves_directly(build, official, monkeypatch):
     assert f"{len(official['names'])} identifiers for 5 tasks" in res.text
 
 
+def test_a_lone_pair_warns_that_a_task_model_never_trained_on_the_blank_row(build, official,
+                                                                            tmp_path):
+    """A model with one embedding per task says so for a lone pair, which runs with the blank
+    identifier: the converted folder, and the step file too, which takes its ARC table only
+    after loading (it was silent)."""
+    pair = SUBSETS["evaluation"]["bbbb0001"]["test"][0]
+    (tmp_path / "p.json").write_text(json.dumps(pair))
+    for model in (official["step"], build["ck"]):
+        res = solve(tmp_path / "p.json", "-c", model, "--codec", "arc", "--K", "1", "--sigma",
+                    "0")
+        assert res.exit_code in (0, 1), res.output
+        assert "learned one embedding per task" in res.text, (model, res.text)
+
+
 def test_convert_stores_the_identifiers_and_solve_uses_them(build, official, tmp_path,
                                                               monkeypatch):
     names = official["names"]

@@ -153,11 +153,11 @@ def solve(
     # an official step_N file has no token table: family_for gives it the codec family of its
     # layout (vocabulary size and sequence length); a length it does not say is its family's
     loaded = loaded or solver.load_model(checkpoint, device, layouts=c.families)
+    family = solver.family_for(c, loaded)  # (a step file takes its table here)
     if c.name == "arc" and _task_model(loaded):
         err_console.print("[yellow]warning:[/] this ARC model learned one embedding per task; "
                           "a lone grid or pair runs with the blank identifier, which it never "
                           "trained on (pass the task file and --task ID)", highlight=False)
-    family = solver.family_for(c, loaded)
     notes = []   # said on stderr as they arise, and listed in --json's "notes"
 
     def note(text: str) -> None:
