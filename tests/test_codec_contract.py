@@ -490,6 +490,21 @@ def test_solve_names_a_render_that_breaks_and_json_needs_none(monkeypatch, fresh
     assert json.loads(r.stdout)["type"] == "qarender"
 
 
+@pytest.mark.parametrize("method", ["to_pzprv3", "solution_url", "judges"])
+def test_solve_json_names_a_method_that_breaks(monkeypatch, fresh_registry, installed_codec,
+                                               ckpt, tmp_path, method):
+    """--json writes the answer's pzprv3 and URL and whether the rules judge it: a codec
+    method that raised there was a traceback."""
+    _plugin(monkeypatch, Bad=_sudoku_subclass(installed_codec, "qajson",
+                                              **{method: _boom(method)}))
+    puzzle = tmp_path / "p.txt"
+    puzzle.write_text(SUDOKU)
+    _refused(_invoke("solve", puzzle, "--codec", "qajson", "-c", ckpt, "--K", 2, "--D", 2,
+                     "--device", "cpu", "--json"),
+             f"codec 'qajson' (?, ptrm_test_contract_plugin:Bad) raised RuntimeError in "
+             f"{method}: boom in {method}")
+
+
 def test_golden_with_a_model_of_a_plugins_family_says_it_holds_none_of_its_types(
         monkeypatch, fresh_registry, installed_codec, tmp_path):
     """It said "codec 'heyawake' cannot encode for a 'qafam' model", as if the golden set's

@@ -228,7 +228,7 @@ def solve(
     else:
         _show(res, matches, settings)
     # an answer nothing can judge (an ARC grid without its output) is an answer, not a failure
-    raise typer.Exit(EXIT_SOLVED if res.valid or not res.codec.judges(res.puzzle) else EXIT_UNSOLVED)
+    raise typer.Exit(EXIT_SOLVED if res.valid or not _judges(res) else EXIT_UNSOLVED)
 
 
 def _run_waves(solver, loaded, c, puzzle, family, kwargs: dict):
@@ -243,20 +243,33 @@ def _run_waves(solver, loaded, c, puzzle, family, kwargs: dict):
                                    on_wave=lambda done, _: update(done / kwargs["K"]), **kwargs)
 
 
+def _judges(res: "solver.SolveResult") -> bool:
+    """Whether the codec's rules judge this puzzle (an ARC grid without its output: no)."""
+    from .. import codec as registry
+
+    with registry.contract(res.codec, "judges"):
+        return bool(res.codec.judges(res.puzzle))
+
+
 def _json(res: "solver.SolveResult", parsed, source: str, matches, s: dict) -> dict:
+    from .. import codec as registry
+
     c = res.codec
-    try:
-        pzprv3 = c.to_pzprv3(res.puzzle, res.solution)
-    except PtrmError:
-        pzprv3 = None
+    with registry.contract(c, "to_pzprv3"):
+        try:
+            pzprv3 = c.to_pzprv3(res.puzzle, res.solution)
+        except PtrmError:  # a type with no pzprv3 form
+            pzprv3 = None
+    with registry.contract(c, "solution_url"):
+        url = c.solution_url(res.puzzle, res.solution)
     return {
         "type": c.name,
         # null: not judged (an ARC grid without a known output has no rule to check)
-        **dict.fromkeys(("solved", "valid"), res.valid if c.judges(res.puzzle) else None),
+        **dict.fromkeys(("solved", "valid"), res.valid if _judges(res) else None),
         "violations": [{"code": v.code, "message": v.message, "cells": [list(x) for x in v.cells]}
                        for v in res.violations],
         "solution": {"pzprv3": pzprv3, "grid": res.solution.grid.astype(int).tolist(),
-                     "url": c.solution_url(res.puzzle, res.solution)},
+                     "url": url},
         "confidence": res.confidence, "q": res.q, "agree": res.agree,
         "K": s["K"], "D": s["D"], "sigma": s["sigma"], "sigma_source": s["sigma_source"],
         "seed": s["seed"],
@@ -284,7 +297,7 @@ def _show(res: "solver.SolveResult", matches, s: dict) -> None:
         raise registry.CodecBug(str(e), hint=f"{e.hint}; --json gives the answer without "
                                              "drawing it") from e
     console.print(drawn)
-    if not c.judges(res.puzzle):
+    if not _judges(res):
         console.print(f"[bold]answered[/], not judged: a lone {c.name} grid has no known output "
                       "to check against (give the task file and --task ID for its demos)",
                       highlight=False, soft_wrap=True)
@@ -301,7 +314,7 @@ def _show(res: "solver.SolveResult", matches, s: dict) -> None:
                       f"shown: the {s['selector']} pick, with "
                       f"{len(res.violations)} rule violation(s):", highlight=False,
                       soft_wrap=True)
-    if c.judges(res.puzzle) and not res.valid:
+    if _judges(res) and not res.valid:
         for v in res.violations[:5]:
             console.print(f"  [red]{v.code}[/] {esc(v.message)}", highlight=False, soft_wrap=True)
         if len(res.violations) > 5:
