@@ -22,7 +22,8 @@ import sys
 from pathlib import Path
 
 from ptrm_cli.atomic import atomic_dir
-from ptrm_cli.engine.checkpoint import CONFIG, IDENTIFIERS, WEIGHTS, load_checkpoint
+from ptrm_cli.engine.checkpoint import (CONFIG, IDENTIFIERS, WEIGHTS, load_checkpoint,
+                                        refuse_to_replace)
 from ptrm_cli.errors import PtrmError, plain_message
 from ptrm_cli.eval_resume import weights_sha256
 from ptrm_cli.evaluate import report_file, sigma_from_report
@@ -56,9 +57,8 @@ def ship(checkpoint: Path, sweep: Path, selected_on: str, to: Path = DEFAULT_DIR
                         hint="sweep σ on validation with `ptrm eval -c CHECKPOINT --sigma ...`")
     if not selected_on.strip():
         raise PtrmError("--selected-on: say on what and by which score the model was chosen")
-    best_q = {f"{r['sigma']:g}": r["summary"]["aggregate"]["rules"]["best_q"]["mean"]
-              for r in report["ptrm"]}
-    scores = {sigma: round(100 * q, 1) for sigma, q in best_q.items()}
+    scores = {f"{r['sigma']:g}": round(100 * r["summary"]["aggregate"]["rules"]["best_q"]
+                                       ["mean"], 1) for r in report["ptrm"]}
     settings = report["settings"]
     new_meta = {**meta, "sigma": choice.sigma, "weights_sha256": digest,
                 "shipped_from": str(checkpoint), "selected_on": selected_on.strip(),
@@ -70,6 +70,7 @@ def ship(checkpoint: Path, sweep: Path, selected_on: str, to: Path = DEFAULT_DIR
         new_meta["sigma_chosen_on"] += "; the sweep's edge won, the best may lie beyond it"
     doc = json.loads((checkpoint / CONFIG).read_text())
     doc["meta"] = new_meta
+    refuse_to_replace(Path(to))
     with atomic_dir(to) as tmp:
         shutil.copyfile(checkpoint / WEIGHTS, tmp / WEIGHTS)
         (tmp / CONFIG).write_text(json.dumps(doc, indent=1) + "\n")

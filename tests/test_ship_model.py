@@ -95,6 +95,12 @@ def test_ship_refuses_a_model_without_trained_on_or_a_note(script, ckpt, trained
     with pytest.raises(PtrmError, match="not a ptrm checkpoint folder"):
         script.ship(trained / "model.safetensors", sweep, "x", tmp_path / "d")
     assert not (tmp_path / "d").exists()
+    # the folder is replaced whole: never one that is not a checkpoint
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / "notes.txt").write_text("mine")
+    with pytest.raises(PtrmError, match="not a ptrm checkpoint; refusing"):
+        script.ship(trained, sweep, "x", tmp_path / "home")
+    assert (tmp_path / "home" / "notes.txt").read_text() == "mine"
 
 
 def test_the_command_line_gives_one_error_line_and_exit_2(trained, report, tmp_path):

@@ -82,6 +82,15 @@ def merge_trained_on(*records: dict | None) -> dict[str, str] | None:
 
 # -- our format ----------------------------------------------------------------------------------
 
+def refuse_to_replace(path: Path) -> None:
+    """A checkpoint is written by replacing its folder whole: refuse any `path` but a new, an
+    empty or a checkpoint folder."""
+    if path.exists() and not (path.is_dir() and (not any(path.iterdir())
+                                                 or (path / CONFIG).exists())):
+        raise CheckpointError(f"{path} exists and is not a ptrm checkpoint; refusing to replace it",
+                              hint="choose a new output directory")
+
+
 def save_checkpoint(path, model: TRM, vocab: Vocab, meta: dict | None = None, *,
                     write_extra: Callable[[Path], None] | None = None,
                     identifiers: list[str] | None = None) -> Path:
@@ -100,10 +109,7 @@ def save_checkpoint(path, model: TRM, vocab: Vocab, meta: dict | None = None, *,
     if identifiers is not None and len(identifiers) != cfg.num_puzzle_identifiers:
         raise CheckpointError(f"{len(identifiers):,} identifier names for a puzzle-embedding "
                               f"table of {cfg.num_puzzle_identifiers:,} rows")
-    if path.exists() and not (path.is_dir() and (not any(path.iterdir())
-                                                 or (path / CONFIG).exists())):
-        raise CheckpointError(f"{path} exists and is not a ptrm checkpoint; refusing to replace it",
-                              hint="choose a new output directory")
+    refuse_to_replace(path)
     from safetensors.torch import save_file
 
     tensors = {k: v.detach().to("cpu").contiguous() for k, v in model.state_dict().items()}
