@@ -22,6 +22,7 @@ from ptrm_cli.errors import PtrmError, VocabError
 from ptrm_cli.vocab import Vocab
 
 from fixtures_models import installed_codecs
+from test_codec_contract import _plugin, _sudoku_subclass, fresh_registry  # noqa: F401
 
 # two forum-hardest puzzles (also in tests/test_sources.py)
 HARD = ["98.7..6..75..4......3..8.7.5....7.3...94.........2.1..3.......1.9...5.8...52....6",
@@ -610,6 +611,43 @@ def test_an_official_attention_step_file_takes_its_familys_length(native, tmp_pa
     extreme_csv(tmp_path / "test.csv", 2)
     rep = eval_cli("--split", str(tmp_path / "test.csv"), "--K", "2", "--D", "2", "-c",
                    str(run / "step_100"), "--out", str(tmp_path / "ev"))
+    assert rep["split"]["n"] == 2 and rep["model"]["config"]["seq_len"] == 81
+
+
+def test_an_official_step_files_length_comes_from_the_split_not_every_family(
+        native, monkeypatch, fresh_registry, installed_codec, tmp_path):
+    """`eval -c step_N --data DS` looked for the length among every installed family: a plugin
+    with another family of 11 tokens made it ambiguous ("the weights do not say seq_len")
+    although the dataset says its family. Now the dataset's family decides."""
+    import yaml
+
+    from ptrm_cli.codec import Family
+    from ptrm_cli.engine.model import TRM, TRMConfig
+
+    torch.manual_seed(0)
+    model = TRM(TRMConfig(vocab_size=11, seq_len=81, hidden_size=32, num_heads=2,
+                          expansion=2.0, L_layers=1, H_cycles=2, L_cycles=2,
+                          pos_encodings="rope", puzzle_emb_ndim=0, puzzle_emb_len=0,
+                          halt_max_steps=3)).eval()
+    run = tmp_path / "run"
+    run.mkdir()
+    torch.save({f"_orig_mod.model.inner.{k}": v for k, v in model.state_dict().items()},
+               run / "step_100")
+    (run / "all_config.yaml").write_text(yaml.safe_dump({"arch": {
+        "name": "trm", "hidden_size": 32, "num_heads": 2, "H_cycles": 2, "L_cycles": 2,
+        "halt_max_steps": 3, "puzzle_emb_len": 0, "expansion": 2.0, "pos_encodings": "rope"}}))
+    (tmp_path / "l.txt").write_text("\n".join(made_puzzles(4)) + "\n")
+    from ptrm_cli.app import app
+
+    r = CliRunner().invoke(app, ["build-data", str(tmp_path / "l.txt"), "--family",
+                                 "sudoku-native", "--val-per-type", "2", "--workers", "1",
+                                 "--out", str(tmp_path / "ds")])
+    assert r.exit_code == 0, r.output
+    # a plugin whose own family also has 11 tokens, on a 4x4 board
+    other = Family("qa11", 4, 4, Vocab("qa11", native.vocab.tokens))
+    _plugin(monkeypatch, Other=_sudoku_subclass(installed_codec, "qa11", families=(other,)))
+    rep = eval_cli("--split", "val", "--data", str(tmp_path / "ds"), "--K", "2", "--D", "2",
+                   "-c", str(run / "step_100"), "--out", str(tmp_path / "ev"))
     assert rep["split"]["n"] == 2 and rep["model"]["config"]["seq_len"] == 81
 
 

@@ -186,8 +186,9 @@ def evaluate(
             raise PtrmError("--resume applies to puzzle splits: an ARC evaluation runs whole")
         # an official step_N file has no token table: an ARC dataset says it is TRM's ARC one;
         # a sequence length it does not say is that of the one family of its vocabulary size
+        # among those the split may hold
         loaded = arc_solve.load_model(checkpoint, device) if arc else \
-            solver.load_model(checkpoint, device, layouts=registry.families())
+            solver.load_model(checkpoint, device, layouts=_layouts(split, data))
         if sigma_from is not None and main and \
                 (why := ev_mod.sweep_model_differs(sigma_from, loaded)) is not None:
             err_console.print(f"[yellow]warning:[/] {esc(why)}", highlight=False, soft_wrap=True)
@@ -347,6 +348,27 @@ def _write_and_show(report: dict, out: Path, *, plots: bool, as_json: bool, what
         console.print(table)
     console.print(f"{what}wrote " + esc(", ".join(map(str, files.values()))), highlight=False,
                   soft_wrap=True)
+
+
+def _layouts(split: str, data: str | None) -> list:
+    """The token families a split may hold: a dataset's own (--data), the golden set's types'
+    for golden, else every installed one (a source file's types are known once it is read)."""
+    import json
+
+    from .. import codec as registry
+    from ..eval_sets import GOLDEN_TYPES
+
+    every = registry.families()
+    if data is not None:
+        try:
+            family = json.loads((Path(data).expanduser() / "meta.json").read_text())["family"]
+        except (OSError, ValueError, KeyError, TypeError):
+            return every  # resolve_split says what is wrong with the folder
+        return [f for f in every if f.vocab.family == family] or every
+    if split == "golden":
+        return [f for t in GOLDEN_TYPES if (c := registry.type_named(t)) is not None
+                for f in c.families] or every
+    return every
 
 
 def _is_arc(data: Path) -> bool:
