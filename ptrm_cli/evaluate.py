@@ -81,6 +81,11 @@ def sigma_from_report(path: Path, judge: str = "rules", option: str = "--sigma-f
     file = report_file(path)
     try:
         report = json.loads(file.read_text())
+        if isinstance(report, dict) and report.get("kind") == "arc":
+            raise PtrmError(f"{option} {path}: an ARC evaluation (one σ, pass@K over its test "
+                            "pairs), not a σ sweep of puzzles",
+                            hint="choose σ for an ARC model by running `ptrm eval --data DIR "
+                                 "--sigma S` for each σ and comparing their pass@K")
         runs = report["ptrm"]
         split = report["split"]["name"]
         scored = [(number(r["summary"]["aggregate"][judge]["best_q"]["mean"]),

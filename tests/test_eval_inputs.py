@@ -90,6 +90,17 @@ def test_sigma_from_refuses_a_sweep_with_values_no_eval_writes(report, tmp_path,
         evaluate.sigma_from_report(path)
 
 
+def test_sigma_from_an_arc_report_says_what_it_is(tmp_path):
+    """An ARC evaluation's report.json was "not a `ptrm eval` report.json", though eval wrote
+    it: it holds one σ and pass@K, not a sweep."""
+    arc = {"kind": "arc", "split": "evaluation", "ptrm": {"K": 2, "sigma": 0.2, "pass@1": 0.5},
+           "trm": {"K": 1, "sigma": 0.0, "pass@1": 0.4}}
+    (tmp_path / "report.json").write_text(json.dumps(arc))
+    with pytest.raises(PtrmError, match="an ARC evaluation .one σ") as e:
+        evaluate.sigma_from_report(tmp_path)
+    assert "--sigma S" in e.value.hint
+
+
 def test_the_golden_file_by_its_path_is_the_golden_set(report, ckpt, tmp_path):  # noqa: F811
     """--split PATH/golden_300.jsonl (the hint when the ppbench wheel is missing) is the golden
     set: named golden, so a sigma sweep on it is refused like one on --split golden."""
