@@ -22,17 +22,33 @@ setup() {  # the carried wheels (.whl) and this checkout, installed; NO_SETUP=1 
 
 # ev NAME SECONDS EVAL_ARGS...: one `ptrm eval` at K=100 on every GPU, its log in runs/e_NAME.txt
 # (the last EV_TAIL lines printed, 14 unless set), its report.json to $OUT/NAME.json (or, when
-# the time limit cut it, the finished runs' partial.json to $OUT/NAME.partial.json)
+# the time limit cut it, the finished runs' partial.json to $OUT/NAME.partial.json). An
+# evaluation this machine already finished with the same arguments (an earlier call, while it
+# stayed warm) is not run again.
 ev() {
     local name=$1 t=$2; shift 2
+    local args="$* --K 100 $(gpus)"
     mkdir -p runs
-    timeout "$t" ptrm eval "$@" --K 100 $(gpus) -o "runs/e_$name" --no-plots \
-        > "runs/e_$name.txt" 2>&1
+    if [ -f "runs/e_$name/report.json" ] && [ "$(cat "runs/e_$name.args" 2>/dev/null)" = "$args" ]
+    then
+        echo "e_$name: finished earlier on this machine with the same arguments"
+    else
+        rm -rf "runs/e_$name" && echo "$args" > "runs/e_$name.args"
+        timeout "$t" ptrm eval "$@" --K 100 $(gpus) -o "runs/e_$name" --no-plots \
+            > "runs/e_$name.txt" 2>&1
+    fi
     tail -n "${EV_TAIL:-14}" "runs/e_$name.txt"
     # cut off by its time limit: bring back the runs it finished (put back as OUT/partial.json,
     # `ptrm eval ... --resume` on any machine computes only the rest)
     cp "runs/e_$name/report.json" "$OUT/$name.json" 2>/dev/null \
         || cp "runs/e_$name/partial.json" "$OUT/$name.partial.json"
+}
+
+# bundled_on_val DATA SECONDS: the bundled model on DATA's validation split at its chosen 2.0,
+# K=100 D=16, one seed, as v_bundled: `versus`'s yardstick, which needs no new model, so a
+# call with time left after training runs it early
+bundled_on_val() {
+    ev v_bundled "$2" --split val --data "$1" --D 16 --det-D 16 --seeds 1 --sigma 2.0
 }
 
 # versus CKPT DATA SECONDS [SIGMAS]: a checkpoint against the bundled model on DATA's
@@ -43,8 +59,7 @@ versus() {
     local ckpt=$1 data=$2 until=$3 sigmas=${4:-2.0}
     ev v_new "$(left $((until / 3)))" --split val --data "$data" -c "$ckpt" --D 16 \
         --det-D 16 --seeds 1 --sigma "$sigmas"
-    ev v_bundled "$(left $((2 * until / 3)))" --split val --data "$data" --D 16 --det-D 16 \
-        --seeds 1 --sigma 2.0
+    bundled_on_val "$data" "$(left $((2 * until / 3)))"
     ev g_new "$(left "$until")" --split golden -c "$ckpt" --D 16 --det-D 16,48 --seeds 1 \
         --sigma 2.0
 }

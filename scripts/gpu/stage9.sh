@@ -13,6 +13,8 @@
 #          machine first generates and builds, ~3.5 min with 64 workers)
 #   here:  bash scripts/gpu/stage9.sh keep FILES_AT   (last/ + best/ -> data/ppb9-resume, and
 #          `last` in bf16 -> scripts/gpu/resume/ppb9, committed: 14 MB)
+#   run:   bash scripts/gpu/stage9.sh finish [SECONDS]   (the last call of `train`: the rest
+#          of the recipe, then the bundled model on this validation with the time left)
 #   run:   bash scripts/gpu/stage9.sh compare   (after update 65,104, on the warm machine:
 #          its best at σ 0.5, 1, 2, 3 against the bundled model at its 2.0, K=100, D=16)
 #   run:   bash scripts/gpu/stage9.sh report    (if it won: issue #10's report, 3 seeds)
@@ -110,6 +112,13 @@ train() {  # train [SECONDS]: the recipe from where it stands, for as long as th
         | grep -v "^\s*$" | tail -n 30
     cp "$RUN/log.jsonl" "$OUT/train_log.jsonl"
     pack "$RUN" step   # last: EMA weights + state; best on validation: EMA
+}
+
+finish() {  # finish [SECONDS]: `train` to the end, then, in the time the call has left, the
+    # bundled model on this validation (what `compare` measures the new model against; on the
+    # same warm machine `compare` then reuses it)
+    train "${1:-560}"
+    bundled_on_val "$DATA" "$(left "${2:-590}")"
 }
 
 compare() {  # after the last update: the run's best against the bundled model on this run's
