@@ -121,10 +121,17 @@ def write_dataset(out: str | Path, *, vocab: Vocab, seq_len: int, types: list[st
                  "counts": counts, **(meta or {}), "vocab": vocab.to_json()}
     with atomic_dir(out) as tmp:
         for name, s in splits.items():
-            d = tmp / name
+            d, arrays = tmp / name, {}
             d.mkdir()
             for key in ARRAYS:
-                arr = np.ascontiguousarray(getattr(s, key), dtype=DTYPES[key])
+                src = np.asarray(getattr(s, key))
+                arr = np.ascontiguousarray(src, dtype=DTYPES[key])
+                if arr.shape == src.shape and not np.array_equal(arr, src):
+                    # a 2.5 or a -1 would be written as 2 or 65535: not what the caller meant
+                    bad = src[arr != src].flat[0].item()
+                    raise PtrmError(f"{name}/{key}: value {bad!r} is not a "
+                                    f"{np.dtype(DTYPES[key])} (the format's dtype for {key})",
+                                    hint="nothing was written")
                 if key in ("inputs", "labels") and arr.shape[1:] != (seq_len,):
                     raise ValueError(f"{name}/{key} has shape {arr.shape}, expected [N, {seq_len}]")
                 if key in ("inputs", "labels") and arr.size and int(arr.max()) >= len(vocab):
@@ -134,6 +141,10 @@ def write_dataset(out: str | Path, *, vocab: Vocab, seq_len: int, types: list[st
                                     hint="a codec's encode wrote it (types: "
                                          f"{', '.join(types)}); nothing was written")
                 np.save(d / f"{key}.npy", arr, allow_pickle=False)
+                arrays[key] = arr
+            # what load_dataset would refuse is not written (named by the final path)
+            _check_split(out / name, arrays, s.puzzles, full_meta, len(vocab),
+                         problem="not written", hint="nothing was written")
             with open(d / "puzzles.jsonl", "w") as f:
                 for rec in s.puzzles:
                     f.write(json.dumps(rec, sort_keys=True) + "\n")
@@ -144,7 +155,10 @@ def write_dataset(out: str | Path, *, vocab: Vocab, seq_len: int, types: list[st
 
 def load_dataset(path: str | Path, *, splits: list[str] | None = None,
                  mmap: bool = True) -> Dataset:
-    """Read a dataset directory. Arrays are memory-mapped; puzzles.jsonl is read eagerly."""
+    """Read a dataset directory. Arrays are memory-mapped; puzzles.jsonl is read eagerly.
+    Everything docs/DATASET_FORMAT.md requires is checked here (keys, dtypes, shapes, ids in
+    range), so a hand-written dataset with a mistake is one message naming the file, never a
+    traceback at some later step, nor a run that trains on what it misreads."""
     path = Path(path)
     meta_path = path / "meta.json"
     if not meta_path.is_file():
@@ -153,44 +167,149 @@ def load_dataset(path: str | Path, *, splits: list[str] | None = None,
                             f"the previous one in {old}",
                             hint=f"rename it back (mv {old} {path}) or build again")
         raise PtrmError(f"{path} is not a ptrm dataset (no meta.json)",
-                        hint="build one with `ptrm build-data`")
+                        hint="build one with `ptrm build-data`, or write one "
+                             "(docs/DATASET_FORMAT.md, \"Writing one yourself\")")
     try:
         meta = json.loads(meta_path.read_text())
     except json.JSONDecodeError as e:
         raise PtrmError(f"{meta_path}: not valid JSON ({e})") from None
-    if meta.get("format") != FORMAT:
-        raise PtrmError(f"{path}: dataset format {meta.get('format')!r}, this ptrm reads {FORMAT!r}")
-    vocab = Vocab.from_json(meta["vocab"])
+    if not isinstance(meta, dict):
+        raise PtrmError(f"{meta_path}: expected a JSON object, found {type(meta).__name__}",
+                        hint=FORMAT_HINT)
+    if "format" in meta and meta["format"] != FORMAT:
+        raise PtrmError(f"{path}: dataset format {meta['format']!r}, this ptrm reads {FORMAT!r}")
+    vocab = _check_meta(meta_path, meta)   # a missing "format" among the other missing keys
+    listed = meta["splits"]
     out: dict[str, Split] = {}
-    for name in (splits or list(meta["splits"])):
+    for name in (splits or list(listed)):
+        if name not in listed:
+            raise PtrmError(f"dataset {path} has no split {name!r} (it has: "
+                            f"{', '.join(listed) or 'none'})")
         d = path / name
         if not d.is_dir():
-            raise PtrmError(f"dataset {path} has no split {name!r} (it has: "
-                            f"{', '.join(meta['splits']) or 'none'})")
-        out[name] = _load_split(d, int(meta["seq_len"]), mmap)
+            raise PtrmError(f"{d}: missing: {meta_path.name} lists split {name!r} "
+                            f"({listed[name]} rows) but there is no such folder",
+                            hint=FORMAT_HINT)
+        out[name] = _load_split(d, meta, vocab, mmap)
     return Dataset(path, meta, vocab, out)
 
 
-def _load_split(d: Path, seq_len: int, mmap: bool) -> Split:
+#: where a hand-written dataset's author looks; build-data's output is rebuilt instead
+FORMAT_HINT = ("docs/DATASET_FORMAT.md says what each file holds (\"Writing one yourself\"); "
+               "a dataset `ptrm build-data` wrote: build it again (the same command writes "
+               "the same bytes)")
+#: the keys of meta.json a reader needs; the others record how `ptrm build-data` built it
+REQUIRED_META = ("format", "seq_len", "vocab", "types", "splits")
+VOCAB_SHAPE = '{"family": NAME, "tokens": ["pad", ...]}'
+
+
+def _is_int(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _check_meta(meta_path: Path, meta: dict) -> Vocab:
+    """The keys a reader uses, with their types; returns the token table."""
+    def bad(what: str) -> PtrmError:
+        return PtrmError(f"{meta_path}: {what}", hint=FORMAT_HINT)
+
+    missing = [k for k in REQUIRED_META if k not in meta]
+    if missing:
+        raise bad(f"missing key(s) {', '.join(map(repr, missing))} (a dataset needs "
+                  f"{', '.join(REQUIRED_META)})")
+    if not _is_int(meta["seq_len"]) or meta["seq_len"] < 1:
+        raise bad(f"seq_len {meta['seq_len']!r}: expected a positive integer (tokens a row)")
+    types = meta["types"]
+    if not isinstance(types, list) or not types or not all(isinstance(t, str) for t in types):
+        raise bad(f"types {types!r}: expected a non-empty list of type names "
+                  "(type.npy indexes it)")
+    splits = meta["splits"]
+    if not isinstance(splits, dict) or not all(_is_int(n) and n >= 0 for n in splits.values()):
+        raise bad(f"splits {splits!r}: expected {{split name: number of rows}}")
+    n_ids = meta.get("num_puzzle_ids", 1)
+    if not _is_int(n_ids) or n_ids < 1:
+        raise bad(f"num_puzzle_ids {n_ids!r}: expected a positive integer (1, the default: "
+                  "every row uses id 0)")
+    try:
+        vocab = Vocab.from_json(meta["vocab"])
+    except PtrmError as e:   # VocabError: not a table, no pad first, a token twice
+        raise bad(f"vocab: {e} (expected {VOCAB_SHAPE})") from None
+    if "family" in meta and meta["family"] != vocab.family:
+        raise bad(f"family {meta['family']!r}, but the vocab table's is {vocab.family!r}")
+    return vocab
+
+
+def _load_split(d: Path, meta: dict, vocab: Vocab, mmap: bool) -> Split:
     """One split's files; a missing, unreadable or inconsistent one is a damaged dataset (one
-    message naming the file), not a traceback at some later step."""
-    damaged = "build it again with `ptrm build-data` (the same command writes the same bytes)"
+    message naming the file and what was expected), not a traceback at some later step."""
     arrays = {}
     for k in ARRAYS:
         f = d / f"{k}.npy"
         try:
-            arrays[k] = np.load(f, mmap_mode="r" if mmap else None, allow_pickle=False)
+            arrays[k] = a = np.load(f, mmap_mode="r" if mmap else None, allow_pickle=False)
         except (OSError, ValueError) as e:
             raise PtrmError(f"{f}: damaged dataset file ({type(e).__name__}: {e})",
-                            hint=damaged) from None
-    if arrays["inputs"].ndim != 2 or arrays["inputs"].shape[1:] != (seq_len,) \
-            or arrays["labels"].shape != arrays["inputs"].shape:
-        raise PtrmError(f"{d}: damaged dataset: inputs {arrays['inputs'].shape} and labels "
-                        f"{arrays['labels'].shape}, where meta.json says rows of {seq_len}",
-                        hint=damaged)
+                            hint=FORMAT_HINT) from None
+        want = np.dtype(DTYPES[k])
+        if (a.dtype.kind, a.dtype.itemsize) != (want.kind, want.itemsize):  # any byte order
+            negative = a.dtype.kind in "if" and a.size and bool((np.asarray(a) < 0).any())
+            pad = (" (the loss ignores a label of 0 = pad, not a negative one like -100)"
+                   if k == "labels" and negative else "")
+            raise PtrmError(f"{f}: damaged dataset: dtype {a.dtype}, expected {want}{pad}",
+                            hint=f"save arr.astype(np.{want}) once its values fit; "
+                                 + FORMAT_HINT)
+    f = d / "puzzles.jsonl"
     try:
-        with open(d / "puzzles.jsonl") as f:
-            puzzles = [json.loads(line) for line in f if line.strip()]
-        return Split(**arrays, puzzles=puzzles)
-    except (OSError, ValueError) as e:   # json's errors are ValueErrors, as Split's are
-        raise PtrmError(f"{d}: damaged dataset ({type(e).__name__}: {e})", hint=damaged) from None
+        with open(f) as fh:
+            puzzles = [json.loads(line) for line in fh if line.strip()]
+    except (OSError, ValueError) as e:   # json's errors are ValueErrors
+        raise PtrmError(f"{f}: damaged dataset file ({type(e).__name__}: {e})",
+                        hint=FORMAT_HINT) from None
+    _check_split(d, arrays, puzzles, meta, len(vocab), problem="damaged dataset",
+                 hint=FORMAT_HINT)
+    return Split(**arrays, puzzles=puzzles)
+
+
+def _check_split(d: Path, arrays: dict, puzzles: list, meta: dict, vocab_size: int, *,
+                 problem: str, hint: str) -> None:
+    """Shapes that agree with meta.json and with each other, and every id inside its table:
+    rows never reach the model as something other than what they say (an id past the token
+    table, a type, puzzle line or puzzle id that does not exist)."""
+    seq_len, types, n_ids = meta["seq_len"], meta["types"], meta.get("num_puzzle_ids", 1)
+
+    def bad(name: str, what: str) -> PtrmError:
+        return PtrmError(f"{d / name}: {problem}: {what}", hint=hint)
+
+    n = len(arrays["inputs"])
+    for k, a in arrays.items():
+        want = (n, seq_len) if k in ("inputs", "labels") else (n,)
+        if a.shape != want:
+            what = (f"rows of seq_len {seq_len} (meta.json)" if k == "inputs" else
+                    f"one per row of inputs.npy ({n})")
+            raise bad(f"{k}.npy", f"shape {a.shape}, expected {list(want)}: {what}")
+    if n != meta["splits"][d.name]:
+        raise bad("inputs.npy", f"{n} rows, but meta.json says split {d.name!r} has "
+                                f"{meta['splits'][d.name]}")
+    if not all(isinstance(p, dict) for p in puzzles):
+        raise bad("puzzles.jsonl", 'every line must be a JSON object {"type", "text", ...}')
+    if not n:
+        return
+    for k in ("inputs", "labels"):
+        if (top := int(arrays[k].max())) >= vocab_size:
+            raise bad(f"{k}.npy", f"token id {top} is outside the vocabulary of meta.json "
+                      f"(ids 0..{vocab_size - 1}, 0 = pad)")
+    if (top := int(arrays["type"].max())) >= len(types):
+        raise bad("type.npy", f"type index {top}, but meta.json lists {len(types)} type(s) "
+                  f"({', '.join(types)}): expected 0..{len(types) - 1}")
+    tf = np.asarray(arrays["transform"])
+    if (odd := tf[(tf > 7) & (tf != 255)]).size:
+        raise bad("transform.npy", f"transform {int(odd[0])}: expected 0..7 (a dihedral "
+                  "symmetry) or 255 (a sudoku shuffle)")
+    lo, hi = int(arrays["puzzle_id"].min()), int(arrays["puzzle_id"].max())
+    if lo < 0 or hi >= n_ids:
+        raise bad("puzzle_id.npy", f"puzzle ids {lo}..{hi}, expected 0..{n_ids - 1} "
+                  f"(meta.json num_puzzle_ids: {n_ids}; 0 = the shared blank id)")
+    lo, hi = int(arrays["puzzle"].min()), int(arrays["puzzle"].max())
+    if lo < 0 or (puzzles and hi >= len(puzzles)):
+        raise bad("puzzle.npy", f"puzzle lines {lo}..{hi}, but puzzles.jsonl has "
+                  f"{len(puzzles)}: expected 0-based lines of it (any >= 0 where it is "
+                  "empty, a dataset of tokens only)")
