@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from . import codec as registry
-from .errors import PtrmError
+from .errors import ParseError, PtrmError
 from .solver import LoadedModel, Verifier, adopt_vocab, family_for, has_no_table
 
 #: the paper's PPBench filter: type -> (rows, cols)
@@ -299,7 +299,11 @@ def load_dataset_split(path: Path, split: str | None, loaded: LoadedModel, *,
                          "(docs/DATASET_FORMAT.md); a dataset without them trains, but "
                          "cannot be evaluated by the rules")
             # through the registry: a parse that breaks is named, odd text said to be the file's
-            parsed[j] = registry.parse(rec["text"], codec=t, source=where)[1].puzzle
+            # (at its own line: the codec counts lines within the text)
+            try:
+                parsed[j] = registry.parse(rec["text"], codec=t)[1].puzzle
+            except ParseError as e:
+                raise ParseError(str(e), source=where, line=j + 1, hint=e.hint) from None
         puzzle = parsed[j]
         tf = int(s.transform[i])
         if tf:

@@ -422,7 +422,7 @@ def _val_dataset(tmp_path, installed_codec, name: str) -> Path:
     ("transform", RuntimeError, "codec 'qaevalset' (?, ptrm_test_contract_plugin:Bad) raised "
                                 "RuntimeError in transform: boom in transform"),
     # odd text: the dataset's file is named, and the codec reading it
-    ("parse", ValueError, "ds/val/puzzles.jsonl: cannot read this puzzle as qaevalset "
+    ("parse", ValueError, "ds/val/puzzles.jsonl:1: cannot read this puzzle as qaevalset "
                           "(ValueError: boom in parse)"),
 ])
 def test_eval_of_a_dataset_split_names_a_codec_that_breaks(monkeypatch, fresh_registry,
@@ -434,6 +434,27 @@ def test_eval_of_a_dataset_split_names_a_codec_that_breaks(monkeypatch, fresh_re
     ds = _val_dataset(tmp_path, installed_codec, "qaevalset")
     _refused(_invoke("eval", "--split", "val", "--data", ds, "-c", ckpt, "--K", 2, "--D", 1,
                      "--det-D", 1, "--seeds", 1, "--no-plots", "-o", tmp_path / "out"), message)
+
+
+def test_eval_of_a_dataset_split_names_the_line_of_text_it_cannot_read(installed_codec, ckpt,
+                                                                       tmp_path):
+    """Odd text on line 3 of puzzles.jsonl was reported at "puzzles.jsonl:1" (the line within
+    the text, where the codec stopped)."""
+    from ptrm_cli.engine.data import write_dataset
+
+    sudoku, puzzle, solution = _solved_sudoku(installed_codec)
+    fam = sudoku.families[0]
+    x, y = sudoku.encode(puzzle, family=fam), sudoku.encode_label(puzzle, solution, family=fam)
+    lines = [{"type": "sudoku", "key": f"k{i}", "text": SUDOKU} for i in range(2)]
+    lines.append({"type": "sudoku", "key": "k2", "text": "sudoku\n12\n"})
+    split = Split(inputs=np.stack([x, x]), labels=np.stack([y, y]), type=np.zeros(2),
+                  puzzle=np.array([0, 2]), transform=np.zeros(2), puzzle_id=np.zeros(2),
+                  puzzles=lines)
+    ds = write_dataset(tmp_path / "ds", vocab=fam.vocab, seq_len=fam.seq_len, types=["sudoku"],
+                       splits={"val": split})
+    _refused(_invoke("eval", "--split", "val", "--data", ds, "-c", ckpt, "--K", 2, "--D", 1,
+                     "--det-D", 1, "--seeds", 1, "--no-plots", "-o", tmp_path / "out"),
+             "ds/val/puzzles.jsonl:3: ")
 
 
 @pytest.mark.parametrize("method", ["from_record", "encode_label"])
