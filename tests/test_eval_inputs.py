@@ -205,8 +205,18 @@ def test_bench_with_a_failed_mode_exits_non_zero(tmp_path, monkeypatch):
     assert r.exit_code == 2 and "name at least one mode" in r.output
 
 
-@pytest.mark.parametrize("lines", ["", '{"type": "sudoku"}\n'])
-def test_a_dataset_without_its_puzzle_records_is_one_message(ckpt, dataset, tmp_path, lines):
+@pytest.mark.parametrize("lines, match", [
+    # none at all (a dataset of tokens only: it trains): eval says what it needs them for
+    ("", "val/puzzles.jsonl: no puzzle text on line 1, which row 0 of val/puzzle.npy refers to"),
+    # fewer than the rows refer to: a damaged dataset, said when it loads
+    ('{"type": "sudoku"}\n', "val/puzzle.npy: damaged dataset: puzzle lines 0..3, but "
+                              "puzzles.jsonl has 1"),
+    # as many, one without text
+    ('{"type": "sudoku"}\n' * 4, "val/puzzles.jsonl: no puzzle text on line 1, which row 0 of "
+                                 "val/puzzle.npy refers to"),
+])
+def test_a_dataset_without_its_puzzle_records_is_one_message(ckpt, dataset, tmp_path, lines,
+                                                             match):
     """A dataset written without puzzles.jsonl lines (the test helper tiny-cpu.yaml points at
     wrote one) was an IndexError traceback; a line without text a KeyError."""
     import shutil
@@ -215,8 +225,7 @@ def test_a_dataset_without_its_puzzle_records_is_one_message(ckpt, dataset, tmp_
     shutil.copytree(dataset, copy)
     (copy / "val" / "puzzles.jsonl").write_text(lines)
     bad("eval", "--split", "val", "--data", copy, "-c", ckpt, "--K", "2", "--D", "2",
-        match="val/puzzles.jsonl: no puzzle text on line 1, which row 0 of val/puzzle.npy "
-              "refers to")
+        match=match)
 
 
 def test_merge_refuses_to_overwrite_one_of_its_reports(report, tmp_path):
