@@ -315,7 +315,10 @@ def load_dataset_split(path: Path, split: str | None, loaded: LoadedModel, *,
         verifiers.append(Verifier(codec, puzzle, family_for(codec, loaded)))
     if not rows:
         raise PtrmError(f"dataset {path} split {split!r}: nothing to evaluate"
-                        + (f" (skipped: {', '.join(skipped)})" if skipped else ""))
+                        + (f" (no installed codec reads its type(s) {', '.join(skipped)}: "
+                           "the rules judge each answer)" if skipped else ""),
+                        hint="install the plugin of that type (`ptrm codecs` lists the "
+                             "installed ones; docs/PLUGINS.md)" if skipped else None)
     idx = np.asarray(rows)
     ids = None
     if loaded.config.puzzle_emb_ndim > 0:

@@ -257,3 +257,16 @@ def test_write_dataset_refuses_what_it_would_change_or_load_would_refuse(tmp_pat
     write_dataset(tmp_path / "ds", vocab=MINE, seq_len=6, types=["parity"],
                   splits={"train": split()})
     assert len(load_dataset(tmp_path / "ds").split("train")) == 1
+
+
+def test_eval_of_a_type_no_codec_reads_says_so(tmp_path, tokens_only):
+    """A dataset of a type without an installed codec trains, but eval judges each answer by
+    the type's rules: it said only "nothing to evaluate (skipped: parity)"."""
+    assert train_cli(tokens_only, tmp_path / "run").exit_code == 0
+    r = CliRunner().invoke(app, ["eval", "--split", "val", "--data", str(tokens_only), "-c",
+                                 str(tmp_path / "run" / "checkpoints" / "best"), "--K", "1",
+                                 "--D", "1", "--seeds", "1", "--device", "cpu",
+                                 "-o", str(tmp_path / "ev")])
+    said = " ".join(r.output.split())
+    assert r.exit_code == 2 and "Traceback" not in r.output, r.output
+    assert "no installed codec reads its type(s) parity" in said and "`ptrm codecs`" in said
