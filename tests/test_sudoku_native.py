@@ -577,14 +577,11 @@ def test_an_official_step_file_is_used_directly(native, tmp_path):
         r.output
 
 
-def test_an_official_attention_step_file_takes_its_familys_length(native, tmp_path):
-    """A TRM-Att (RoPE) run's weights do not say its sequence length and its all_config.yaml
-    names a dataset relative to where the run started: `-c step_N` was refused ("the weights
-    do not say seq_len") although one sudoku family has its 11 tokens; now that family's 81
-    positions are taken, and the run's own settings still come from its yaml."""
+def official_attention_run(run: Path, **yaml_extra) -> Path:
+    """An official TRM-Att (RoPE) run of the sudoku-native layout, as the reference writes it:
+    run/step_100 and an all_config.yaml that, like the weights, does not say seq_len."""
     import yaml
 
-    from ptrm_cli.app import app
     from ptrm_cli.engine.model import TRM, TRMConfig
 
     torch.manual_seed(0)
@@ -592,15 +589,25 @@ def test_an_official_attention_step_file_takes_its_familys_length(native, tmp_pa
                           expansion=2.0, L_layers=1, H_cycles=2, L_cycles=2,
                           pos_encodings="rope", puzzle_emb_ndim=0, puzzle_emb_len=0,
                           halt_max_steps=3)).eval()
-    run = tmp_path / "run"
     run.mkdir()
     torch.save({f"_orig_mod.model.inner.{k}": v for k, v in model.state_dict().items()},
                run / "step_100")
     arch = {"name": "trm", "hidden_size": 32, "num_heads": 2, "H_cycles": 2, "L_cycles": 2,
             "halt_max_steps": 3, "puzzle_emb_len": 0, "expansion": 2.0,
             "pos_encodings": "rope"}
-    (run / "all_config.yaml").write_text(yaml.safe_dump(
-        {"arch": arch, "data_paths": ["data/sudoku-extreme-1k-aug-1000"]}))
+    (run / "all_config.yaml").write_text(yaml.safe_dump({"arch": arch, **yaml_extra}))
+    return run
+
+
+def test_an_official_attention_step_file_takes_its_familys_length(native, tmp_path):
+    """A TRM-Att (RoPE) run's weights do not say its sequence length and its all_config.yaml
+    names a dataset relative to where the run started: `-c step_N` was refused ("the weights
+    do not say seq_len") although one sudoku family has its 11 tokens; now that family's 81
+    positions are taken, and the run's own settings still come from its yaml."""
+    from ptrm_cli.app import app
+
+    run = official_attention_run(tmp_path / "run",
+                                 data_paths=["data/sudoku-extreme-1k-aug-1000"])
     grid = made_puzzles(1)[0].replace("0", ".")
     r = CliRunner().invoke(app, ["solve", "-", "-c", str(run / "step_100"), "--K", "2",
                                  "--device", "cpu", "--json"], input=grid + "\n")
@@ -619,23 +626,9 @@ def test_an_official_step_files_length_comes_from_the_split_not_every_family(
     """`eval -c step_N --data DS` looked for the length among every installed family: a plugin
     with another family of 11 tokens made it ambiguous ("the weights do not say seq_len")
     although the dataset says its family. Now the dataset's family decides."""
-    import yaml
-
     from ptrm_cli.codec import Family
-    from ptrm_cli.engine.model import TRM, TRMConfig
 
-    torch.manual_seed(0)
-    model = TRM(TRMConfig(vocab_size=11, seq_len=81, hidden_size=32, num_heads=2,
-                          expansion=2.0, L_layers=1, H_cycles=2, L_cycles=2,
-                          pos_encodings="rope", puzzle_emb_ndim=0, puzzle_emb_len=0,
-                          halt_max_steps=3)).eval()
-    run = tmp_path / "run"
-    run.mkdir()
-    torch.save({f"_orig_mod.model.inner.{k}": v for k, v in model.state_dict().items()},
-               run / "step_100")
-    (run / "all_config.yaml").write_text(yaml.safe_dump({"arch": {
-        "name": "trm", "hidden_size": 32, "num_heads": 2, "H_cycles": 2, "L_cycles": 2,
-        "halt_max_steps": 3, "puzzle_emb_len": 0, "expansion": 2.0, "pos_encodings": "rope"}}))
+    run = official_attention_run(tmp_path / "run")
     (tmp_path / "l.txt").write_text("\n".join(made_puzzles(4)) + "\n")
     from ptrm_cli.app import app
 
