@@ -270,3 +270,20 @@ def test_eval_of_a_type_no_codec_reads_says_so(tmp_path, tokens_only):
     said = " ".join(r.output.split())
     assert r.exit_code == 2 and "Traceback" not in r.output, r.output
     assert "no installed codec reads its type(s) parity" in said and "`ptrm codecs`" in said
+
+
+def test_a_training_split_with_nothing_to_learn_is_said(tmp_path, tokens_only):
+    """An empty training split was "the training split is empty", naming no dataset; one whose
+    labels are all pad trained on nothing, silently."""
+    _array(tokens_only, "train", "labels", lambda a: np.zeros_like(a))
+    r = train_cli(tokens_only, tmp_path / "run")
+    assert r.exit_code == 0, r.output
+    assert f"warning: dataset {tokens_only}: every label of the training split 'train' is " \
+        "pad" in " ".join(r.output.split())
+    for key in ("inputs", "labels", "type", "puzzle", "transform", "puzzle_id"):
+        _array(tokens_only, "train", key, lambda a: a[:0])
+    _meta(tokens_only, lambda m: m["splits"].update(train=0))
+    r = train_cli(tokens_only, tmp_path / "run2")
+    assert r.exit_code == 2 and "Traceback" not in r.output, r.output
+    assert f"dataset {tokens_only}: the training split 'train' has no rows" in \
+        " ".join(r.output.split())

@@ -137,6 +137,16 @@ class Trainer:
         self.dataset = dataset if dataset is not None else load_dataset(cfg.data.path)
         self.fingerprint = train_checkpoint.dataset_fingerprint(self.dataset)
         self.train_split = self.dataset.split(cfg.data.train_split)
+        if len(self.train_split) == 0:  # (BatchStream's own check does not know the dataset)
+            raise PtrmError(f"dataset {self.dataset.path}: the training split "
+                            f"{cfg.data.train_split!r} has no rows",
+                            hint="build it with training puzzles (build-data --train-puzzles, "
+                                 "--val-per-type), or name another split: --set "
+                                 "data.train_split=NAME")
+        elif not np.asarray(self.train_split.labels).any() and self.dist.main:
+            print(f"warning: dataset {self.dataset.path}: every label of the training split "
+                  f"{cfg.data.train_split!r} is pad (0), which the loss ignores: nothing to "
+                  "learn from", file=sys.stderr)
         self.val_split, self.val_types = None, self.dataset.types
         if cfg.data.val_split and cfg.data.val_path:
             self.val_split, self.val_types = _val_elsewhere(cfg.data, self.dataset)
