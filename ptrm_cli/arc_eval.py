@@ -145,13 +145,16 @@ def view_answers(names: list[str], preds: np.ndarray) -> list[np.ndarray]:
 
 
 def run_pipeline(model, views: Views, truths: dict, *, K: int, D: int, sigma: float,
-                 seed: int = 0, chunk_rows: int | None = None, ks=PASS_KS) -> dict:
+                 perturb: str = "z", seed: int = 0, chunk_rows: int | None = None,
+                 ks=PASS_KS) -> dict:
     """One pipeline (K rollouts per view, best Q per view, crop, de-augment, vote, pass@k)."""
     t0 = time.perf_counter()
     preds, q = best_rollouts(model, torch.as_tensor(views.inputs), _view_ids(model, views),
-                             K=K, D=D, sigma=sigma, seed=seed, chunk_rows=chunk_rows)
+                             K=K, D=D, sigma=sigma, perturb=perturb, seed=seed,
+                             chunk_rows=chunk_rows)
     ranked = vote(zip(views.keys, view_answers(views.names, preds), q))
-    return {"K": K, "D": D, "sigma": sigma, "seed": seed, **pass_at(ranked, truths, ks),
+    return {"K": K, "D": D, "sigma": sigma, "perturb": perturb, "seed": seed,
+            **pass_at(ranked, truths, ks),
             "seconds": time.perf_counter() - t0}
 
 
@@ -183,9 +186,9 @@ def _test_pairs(path: Path, split: str, limit: int | None):
 
 
 def evaluate_arc(model, path: str | Path, split: str = "test", *, table=None, K: int = 25,
-                 D: int | None = None, sigma: float = 0.2, seed: int = 0,
-                 limit: int | None = None, chunk_rows: int | None = None, ks=PASS_KS,
-                 vocab=None) -> dict:
+                 D: int | None = None, sigma: float = 0.2, perturb: str = "z",
+                 seed: int = 0, limit: int | None = None, chunk_rows: int | None = None,
+                 ks=PASS_KS, vocab=None) -> dict:
     """PTRM (K, sigma) and deterministic TRM (K=1, sigma=0) on the test pairs of an ARC dataset
     split. `table` (arc_ids.IdTable): the checkpoint's identifiers; None: the dataset's (a
     model trained on this dataset). Tasks the table has no identifier for score 0."""
@@ -215,9 +218,9 @@ def evaluate_arc(model, path: str | Path, split: str = "test", *, table=None, K:
     # includes compiling (1/D of their cost; as `ptrm eval` does for puzzle splits)
     for k, s in ((K, sigma), (1, 0.0)):
         best_rollouts(model, torch.as_tensor(views.inputs), _view_ids(model, views), K=k, D=1,
-                      sigma=s, seed=seed, chunk_rows=chunk_rows)
+                      sigma=s, perturb=perturb, seed=seed, chunk_rows=chunk_rows)
     common = dict(D=D, seed=seed, chunk_rows=chunk_rows, ks=ks)
-    ptrm = run_pipeline(model, views, truths, K=K, sigma=sigma, **common)
+    ptrm = run_pipeline(model, views, truths, K=K, sigma=sigma, perturb=perturb, **common)
     trm = run_pipeline(model, views, truths, K=1, sigma=0.0, **common)
     from .engine.model import count_parameters, flops_per_step
 

@@ -30,6 +30,7 @@ from typing import Callable, NamedTuple
 import numpy as np
 import torch
 
+from .engine.sampler import PERTURB
 from .errors import PtrmError
 from .eval_resume import SavedRuns, weights_sha256
 from .eval_sets import EvalSet
@@ -51,6 +52,7 @@ class SigmaChoice(NamedTuple):
     tied: list[float]   # every sigma at the best score (more than one: the sweep saturated)
     swept: list[float]  # every sigma of the sweep, ascending
     halt: float | None = None  # the sweep's --halt (None: answers at the last step)
+    perturb: str = "z"  # where the sweep put the noise (reports before --perturb: z)
 
     @property
     def at_edge(self) -> bool:
@@ -91,6 +93,9 @@ def sigma_from_report(path: Path, judge: str = "rules", option: str = "--sigma-f
         scored = [(number(r["summary"]["aggregate"][judge]["best_q"]["mean"]),
                    -number(r["sigma"]), number(r["sigma"])) for r in runs]
         halt = report["settings"].get("halt")  # reports before --halt have none
+        perturb = report["settings"].get("perturb", "z")
+        if perturb not in PERTURB:
+            raise ValueError(perturb)
     except OSError as e:
         raise PtrmError(f"{option} {path}: cannot read {file} ({e.strerror or e})") \
             from None
@@ -103,7 +108,7 @@ def sigma_from_report(path: Path, judge: str = "rules", option: str = "--sigma-f
                         "on a validation split (--split val --data DIR)")
     top = max(scored)
     return SigmaChoice(top[2], split, sorted(sig for q, _, sig in scored if q == top[0]),
-                       sorted(sig for _, _, sig in scored), halt)
+                       sorted(sig for _, _, sig in scored), halt, perturb)
 
 
 def sweep_model_differs(path: Path, loaded: LoadedModel) -> str | None:

@@ -26,6 +26,17 @@ def type_list(text: str | None) -> list[str] | None:
     return names
 
 
+def check_perturb(perturb: str | None) -> None:
+    """`--perturb` names a noise target the sampler knows (None: the checkpoint's, chosen
+    once the model is loaded)."""
+    from .engine.sampler import PERTURB
+    from .errors import PtrmError
+
+    if perturb is not None and perturb not in PERTURB:
+        raise PtrmError(f"--perturb {perturb!r}: expected {', '.join(PERTURB[:-1])} or "
+                        f"{PERTURB[-1]}")
+
+
 def given_options(ctx: typer.Context, keep: set[str]) -> list[str]:
     """The options given on the command line (or by environment), other than `keep`, by their
     first name: those a mode of a command cannot honour (eval --merge, build-data --family

@@ -43,7 +43,7 @@ DEFAULT_CPU_MEMORY = 2 << 30
 GPU_MEMORY_FRACTION = 0.6
 #: the noise scale when neither --sigma nor the checkpoint says one (the paper's PPBench value)
 DEFAULT_SIGMA = 0.2
-#: how text output says where σ came from (LoadedModel.sigma_choice; JSON: "sigma_source")
+#: how text output says where σ came from (LoadedModel.noise_choice; JSON: "sigma_source")
 SIGMA_NOTES = {"option": "", "model": " (the model's)", "default": " (default)"}
 
 
@@ -194,12 +194,39 @@ class LoadedModel:
                             hint="fix or remove it, or pass --sigma")
         return float(s)
 
-    def sigma_choice(self, given: float | None) -> tuple[float, str]:
-        """(σ, where it came from): --sigma ("option"), else the checkpoint's ("model"), else
-        DEFAULT_SIGMA ("default")."""
-        if given is not None:
-            return given, "option"
-        return self.sigma, "default" if self.meta.get("sigma") is None else "model"
+    @property
+    def perturb(self) -> str:
+        """Where this checkpoint's σ puts the noise (config.json `meta.perturb`, recorded with
+        `meta.sigma` by scripts/ship_model.py), else "z", the paper's latent."""
+        from .engine.sampler import PERTURB
+
+        p = self.meta.get("perturb", "z")
+        if p not in PERTURB:
+            raise PtrmError(f"{self.path}: config.json meta.perturb is {p!r}; expected one of "
+                            f"{', '.join(PERTURB)} (where meta.sigma puts the noise)",
+                            hint="fix or remove it, or pass --sigma and --perturb")
+        return p
+
+    def noise_choice(self, sigma: float | None, perturb: str | None) \
+            -> tuple[float, str, str]:
+        """(σ, where σ came from, where the noise goes). The target: --perturb, else the
+        checkpoint's. σ: --sigma ("option"), else the checkpoint's ("model") when it was chosen
+        for that target, else DEFAULT_SIGMA ("default") when the checkpoint records none. A σ
+        chosen for z is no σ for y (2.0 on z solves; 2.0 on y solves nothing:
+        docs/INFERENCE.md, "Where the noise goes"), so that mix is refused, not run."""
+        target = perturb or self.perturb
+        if sigma is not None:
+            return sigma, "option", target
+        if self.meta.get("sigma") is None:
+            return DEFAULT_SIGMA, "default", target
+        if target != self.perturb:
+            raise PtrmError(
+                f"{self.path}: its σ {self.sigma:g} was chosen for noise on "
+                f"{self.perturb}; --perturb {target} needs a σ of its own",
+                hint=f"pass --sigma too, chosen on validation with `ptrm eval --split val "
+                     f"--perturb {target} --sigma ...` (docs/INFERENCE.md, \"Where the noise "
+                     f"goes\")")
+        return self.sigma, "model", target
 
 
 def outside_training(loaded: LoadedModel, puzzle: Puzzle) -> str | None:

@@ -23,7 +23,10 @@ def table(report: dict, judge: str) -> str:
     for p in runs:
         head += [f"{name}@{p['K']}" + (f" σ={p['sigma']:g}" if sweep else "")
                  for _, name in SELECTORS]
-    settings = ", ".join("PTRM K={K} D={D} σ={sigma:g}".format(**p) for p in runs)
+    # the noise target is said when it is not the paper's z (a y sweep's σ are y's)
+    settings = ", ".join("PTRM K={K} D={D} σ={sigma:g}".format(**p) +
+                         ("" if p.get("perturb", "z") == "z" else f" on {p['perturb']}")
+                         for p in runs)
     if report["settings"].get("halt") is not None:  # `ptrm eval --halt`: the mean steps used
         used = [f"TRM D={D} {dets[D]['halt_steps']:.1f}" for D in sorted(dets)] + \
             [f"PTRM σ={p['sigma']:g} {p['halt_steps']:.1f}" for p in runs]
@@ -45,13 +48,14 @@ def table(report: dict, judge: str) -> str:
             row += [f"{100 * s[key]['mean']:.1f} ± {100 * s[key]['std']:.1f}"
                     for key, _ in SELECTORS]
         lines.append("| " + " | ".join(row) + " |")
-    agg = runs[0]["summary"]["aggregate"][judge]
     ci = lambda w: f"{100 * w[0]:.0f}-{100 * w[1]:.0f}"  # noqa: E731
-    det_ci = ", ".join(f"TRM D={D} {ci(dets[D]['groups']['aggregate'][judge]['wilson'])}"
-                       for D in sorted(dets))
-    at = f" (σ={runs[0]['sigma']:g})" if sweep else ""
-    lines += ["", f"95% Wilson intervals of the aggregate: {det_ci}, best-Q{at} "
-              f"{ci(agg['best_q']['wilson'])}, pass{at} {ci(agg['pass']['wilson'])}."]
+    cis = [f"TRM D={D} {ci(dets[D]['groups']['aggregate'][judge]['wilson'])}"
+           for D in sorted(dets)]
+    for p in runs:  # every σ of a sweep, each named
+        agg, at = p["summary"]["aggregate"][judge], f" (σ={p['sigma']:g})" if sweep else ""
+        cis += [f"best-Q{at} {ci(agg['best_q']['wilson'])}", f"pass{at} "
+                f"{ci(agg['pass']['wilson'])}"]
+    lines += ["", f"95% Wilson intervals of the aggregate: {', '.join(cis)}."]
     return "\n".join(lines)
 
 

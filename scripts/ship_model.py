@@ -1,8 +1,9 @@
 """Make a trained checkpoint the bundled default model, with the σ its validation sweep chose.
 
 `ptrm solve` and `ptrm eval` without --checkpoint use `ptrm_cli/models/default/`, and σ left
-out is that model's `meta.sigma`. Shipping a model is therefore three facts that must agree:
-the weights, the σ chosen for exactly those weights on validation (never golden), and a note of
+out is that model's `meta.sigma`, with the noise where the sweep put it (`meta.perturb`: z, the
+paper's latent, or y...). Shipping a model is therefore three facts that must agree: the
+weights, the σ chosen for exactly those weights on validation (never golden), and a note of
 how the model was selected. This script checks them and writes the folder in one step:
 
     python3 scripts/ship_model.py data/ppb9-resume/best --sweep runs/e_v_new/report.json \\
@@ -60,11 +61,13 @@ def ship(checkpoint: Path, sweep: Path, selected_on: str, to: Path = DEFAULT_DIR
     scores = {f"{r['sigma']:g}": round(100 * r["summary"]["aggregate"]["rules"]["best_q"]
                                        ["mean"], 1) for r in report["ptrm"]}
     settings = report["settings"]
-    new_meta = {**meta, "sigma": choice.sigma, "weights_sha256": digest,
+    on_y = "" if choice.perturb == "z" else f", noise on {choice.perturb}"
+    new_meta = {**meta, "sigma": choice.sigma, "perturb": choice.perturb,
+                "weights_sha256": digest,
                 "shipped_from": str(checkpoint), "selected_on": selected_on.strip(),
                 "sigma_chosen_on": (
                     f"{choice.split} ({report['split']['n']} puzzles), best-Q@{settings['K']} "
-                    f"(%, by the rules) at D={settings['D']} by σ: {json.dumps(scores)} "
+                    f"(%, by the rules) at D={settings['D']}{on_y} by σ: {json.dumps(scores)} "
                     f"({report_file(sweep)})")}
     if choice.at_edge:  # said in the record too: the next sweep should look further
         new_meta["sigma_chosen_on"] += "; the sweep's edge won, the best may lie beyond it"
@@ -98,7 +101,8 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as e:
         print(f"error: cannot write {args.to} ({e.strerror or e})", file=sys.stderr)
         return 2
-    print(f"wrote {args.to} (σ {meta['sigma']:g}: {meta['sigma_chosen_on']})")
+    print(f"wrote {args.to} (σ {meta['sigma']:g} on {meta['perturb']}: "
+          f"{meta['sigma_chosen_on']})")
     return 0
 
 

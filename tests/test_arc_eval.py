@@ -191,6 +191,24 @@ def test_cli_build_and_eval(sources, tmp_path):
     assert res.exit_code == 0, res.output
     rep = json.loads((tmp_path / "ev" / "report.json").read_text())
     assert rep["kind"] == "arc" and set(rep["ptrm"]) >= {"pass@1", "pass@2", "pass@100"}
+    assert rep["ptrm"]["perturb"] == "z"
+    # --perturb reaches the sampler (it was once dropped on the way to ARC's pipelines)
+    seen = []
+    real = arc_eval.best_rollouts
+
+    def spy(*args, **kwargs):
+        seen.append((kwargs["sigma"], kwargs.get("perturb")))
+        return real(*args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(arc_eval, "best_rollouts", spy)
+        res = runner.invoke(app, ["eval", "--data", str(out), "--split", "test", "--K", "2",
+                                  "--D", "1", "--checkpoint", str(ck), "--device", "cpu",
+                                  "--perturb", "y", "--sigma", "0.3",
+                                  "--out", str(tmp_path / "ev_y"), "--json"])
+    assert res.exit_code == 0, res.output
+    assert (0.3, "y") in seen and all(p == "y" for sigma, p in seen if sigma > 0)
+    assert json.loads((tmp_path / "ev_y" / "report.json").read_text())["ptrm"]["perturb"] == "y"
     assert rep["model"]["config"]["seq_len"] == 900 and rep["model"]["parameters"] > 0
     res = runner.invoke(app, ["eval", "--data", str(out), "--split", "test", "--checkpoint",
                               str(ck), "--device", "cpu", "--resume"])

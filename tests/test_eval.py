@@ -154,7 +154,8 @@ def test_sigma_from_a_validation_sweep(report, ckpt, dataset, tmp_path):
         run["summary"]["aggregate"]["rules"]["best_q"]["mean"] = 0.5
     (tmp_path / "tie.json").write_text(json.dumps(fake))
     sigmas = sorted(run["sigma"] for run in fake["ptrm"])
-    assert evaluate.sigma_from_report(tmp_path / "tie.json") == (0.0, "val", sigmas, sigmas, None)
+    assert evaluate.sigma_from_report(tmp_path / "tie.json") == (0.0, "val", sigmas, sigmas,
+                                                                 None, "z")
     r = ptrm("eval", "--split", "val", "--data", dataset, "-c", ckpt, "--K", 2, "--D", 1,
              "--seeds", 1, "--det-D", 1, "--sigma-from", tmp_path / "tie.json", "--no-plots",
              "--out", tmp_path / "t")
@@ -162,7 +163,7 @@ def test_sigma_from_a_validation_sweep(report, ckpt, dataset, tmp_path):
     fake["ptrm"][-1]["summary"]["aggregate"]["rules"]["best_q"]["mean"] = 0.7
     (tmp_path / "clear.json").write_text(json.dumps(fake))
     clear = evaluate.sigma_from_report(tmp_path / "clear.json")
-    assert clear == (sigmas[-1], "val", [sigmas[-1]], sigmas, None)
+    assert clear == (sigmas[-1], "val", [sigmas[-1]], sigmas, None, "z")
     assert clear.at_edge == (len(sigmas) >= 3)  # the largest won outright: look beyond it
     r = ptrm("eval", "--split", "val", "--data", dataset, "-c", ckpt, "--K", 2, "--D", 1,
              "--seeds", 1, "--det-D", 1, "--sigma-from", tmp_path / "clear.json",
@@ -243,6 +244,33 @@ def test_eval_sigma_defaults_to_the_checkpoints_validated_one(dataset, tmp_path)
     assert [p["sigma"] for p in json.loads(r.stdout)["ptrm"]] == [0.1]
     r = ptrm(*args, "--sigma", ",", "--out", tmp_path / "none")  # names nothing: not the default
     assert r.exit_code == 2 and "names no value" in r.output
+
+
+def test_eval_noise_target_follows_the_model_and_the_sweep(report, dataset, tmp_path):
+    from ptrm_codecs.families import PPBENCH
+    from ptrm_cli.engine.checkpoint import save_checkpoint
+    from fixtures_models import tiny_model
+
+    on_y = save_checkpoint(tmp_path / "y", tiny_model(len(PPBENCH.vocab)), PPBENCH.vocab,
+                           {"sigma": 0.35, "perturb": "y"})
+    args = ("eval", "--split", dataset, "-c", on_y, "--K", 2, "--D", 1, "--seeds", 1,
+            "--det-D", 1, "--limit", 2, "--no-plots", "--json")
+    r = ptrm(*args, "--out", tmp_path / "own")
+    assert r.exit_code == 0, r.output
+    rep = json.loads(r.stdout)
+    assert rep["settings"]["perturb"] == "y"
+    assert [(p["sigma"], p["perturb"]) for p in rep["ptrm"]] == [(0.35, "y")]
+    r = ptrm(*args, "--perturb", "z", "--out", tmp_path / "z")
+    assert r.exit_code == 2 and "chosen for noise on y" in r.output
+    r = ptrm(*args, "--perturb", "z", "--sigma", "0.35", "--out", tmp_path / "zs")
+    assert r.exit_code == 0 and json.loads(r.stdout)["settings"]["perturb"] == "z"
+    # --sigma-from takes σ with the target it was swept on: this sweep put the noise on z
+    sweep = report[1] / "report.json"
+    r = ptrm(*args, "--sigma-from", sweep, "--out", tmp_path / "from")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["settings"]["perturb"] == "z"
+    r = ptrm(*args, "--sigma-from", sweep, "--perturb", "y", "--out", tmp_path / "mixed")
+    assert r.exit_code == 2 and "that sweep put the noise on z" in r.output
 
 
 def test_eval_golden_from_the_ppbench_wheel(ckpt, tmp_path):

@@ -168,7 +168,13 @@ def test_report_tables_names_the_sigma_of_each_column_of_a_sweep(report):
     text = rt.table(whole, "rules")
     head = next(line for line in text.splitlines() if line.startswith("| type"))
     assert "best-Q@4 σ=0 " in head and "best-Q@4 σ=0.5 " in head
-    assert "best-Q (σ=0)" in text.splitlines()[-1]
+    # the intervals of every σ, each named (once only the first σ's, under its name)
+    assert "best-Q (σ=0) " in text.splitlines()[-1] and "pass (σ=0.5) " in text.splitlines()[-1]
+    assert " on y" not in text
+    on_y = copy.deepcopy(whole)
+    for p in on_y["ptrm"]:
+        p["perturb"] = "y"
+    assert "PTRM K=4 D=2 σ=0.5 on y" in rt.table(on_y, "rules").splitlines()[0]
     one = copy.deepcopy(whole)
     one["ptrm"] = one["ptrm"][:1]
     head = next(line for line in rt.table(one, "rules").splitlines() if line.startswith("| type"))

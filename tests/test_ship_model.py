@@ -74,6 +74,20 @@ def test_ship_writes_the_weights_unchanged_with_the_sweeps_sigma(script, trained
     assert json.loads((to / "config.json").read_text())["meta"]["sigma"] == 0.0
 
 
+def test_ship_records_where_the_sweep_put_the_noise(script, trained, report, tmp_path):
+    sweep = sweep_of(report, tmp_path, q0=0.2, **{"q0.5": 0.6})
+    meta = script.ship(trained, sweep, "on z", tmp_path / "z")
+    assert meta["perturb"] == "z" and "noise on" not in meta["sigma_chosen_on"]
+    rep = json.loads(sweep.read_text())
+    rep["settings"]["perturb"] = "y"
+    sweep.write_text(json.dumps(rep))
+    meta = script.ship(trained, sweep, "on y", tmp_path / "y")
+    assert (meta["sigma"], meta["perturb"]) == (0.5, "y")
+    assert "noise on y" in meta["sigma_chosen_on"]
+    loaded = solver.load_model(tmp_path / "y", "cpu")
+    assert loaded.noise_choice(None, None) == (0.5, "model", "y")
+
+
 @pytest.mark.parametrize("change, message", [
     ({"split": "golden"}, "golden set"),
     ({"sha": "0" * 64}, "other weights"),

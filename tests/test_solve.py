@@ -215,6 +215,45 @@ def test_sigma_defaults_to_the_checkpoints_validated_one(ckpt, sudoku, tmp_path)
     assert solve_json(tuned, line, "--sigma", 0.3)[1]["sigma"] == 0.3  # --sigma still works
 
 
+def test_the_noise_goes_where_the_models_sigma_was_chosen_for(sudoku, tmp_path):
+    """meta.perturb says where meta.sigma puts the noise: left out, --perturb follows it; a
+    σ chosen for one target is never used on another (2.0 on z solves, on y nothing does)."""
+    from ptrm_codecs.families import PPBENCH
+    from ptrm_cli.engine.checkpoint import save_checkpoint
+    from fixtures_models import tiny_model
+
+    line = sudoku[0].to_line(sudoku[1])
+    on_y = save_checkpoint(tmp_path / "y", tiny_model(len(PPBENCH.vocab)), PPBENCH.vocab,
+                           {"sigma": 0.4, "perturb": "y"})
+    _, own = solve_json(on_y, line)
+    assert (own["sigma"], own["sigma_source"], own["perturb"]) == (0.4, "model", "y")
+    assert solve_json(on_y, line, "--sigma", 0.1)[1]["perturb"] == "y"  # σ given: same target
+    assert solve_json(on_y, line, "--perturb", "z", "--sigma", 0.4)[1]["perturb"] == "z"
+    r = ptrm("solve", line, "-c", on_y, "--K", 3, "--D", 1, "--perturb", "z")
+    assert r.exit_code == 2 and "chosen for noise on y" in r.output and "--sigma" in r.output
+    assert "Traceback" not in r.output
+    # a σ recorded without a target is z's, as every checkpoint before meta.perturb
+    on_z = save_checkpoint(tmp_path / "z", tiny_model(len(PPBENCH.vocab)), PPBENCH.vocab,
+                           {"sigma": 0.4})
+    assert solve_json(on_z, line)[1]["perturb"] == "z"
+    r = ptrm("solve", line, "-c", on_z, "--K", 3, "--D", 1, "--perturb", "both")
+    assert r.exit_code == 2 and "chosen for noise on z" in r.output
+    # no σ of its own: any target takes the default σ
+    no_sigma = save_checkpoint(tmp_path / "none", tiny_model(len(PPBENCH.vocab)),
+                               PPBENCH.vocab, {})
+    got = solve_json(no_sigma, line, "--perturb", "y")[1]
+    assert (got["sigma"], got["sigma_source"], got["perturb"]) == (solver.DEFAULT_SIGMA,
+                                                                   "default", "y")
+    cfg = Path(on_y) / "config.json"
+    doc = json.loads(cfg.read_text())
+    doc["meta"]["perturb"] = "w"
+    cfg.write_text(json.dumps(doc))
+    r = ptrm("solve", line, "-c", on_y, "--K", 3, "--D", 1)
+    assert r.exit_code == 2 and "meta.perturb" in r.output and "'w'" in r.output
+    r = ptrm("solve", line, "-c", on_y, "--K", 3, "--D", 1, "--perturb", "w")
+    assert r.exit_code == 2 and "expected z, y, both or init" in r.output
+
+
 @pytest.mark.parametrize("selector", solver.SELECTORS)
 def test_every_selector(ckpt, sudoku, selector):
     codec, puzzle, _ = sudoku

@@ -12,7 +12,7 @@ import typer
 from ..atomic import exclusive, refuse_file
 from ..console import console, err_console, esc, fraction_progress
 from ..errors import PtrmError, is_out_of_memory
-from ..options import DEVICE, JSON, given_options, resolve_device, type_list
+from ..options import DEVICE, JSON, check_perturb, given_options, resolve_device, type_list
 
 
 def _floats(values: list[str], flag: str) -> list[float]:
@@ -65,7 +65,10 @@ def evaluate(
     seeds: int = typer.Option(3, "--seeds", min=1, max=1000,
                               help="Seeds per sigma (mean and spread)."),
     seed: int = typer.Option(0, "--seed", min=0, help="First seed."),
-    perturb: str = typer.Option("z", "--perturb", help="z | y | both | init."),
+    perturb: str = typer.Option(None, "--perturb", show_default="the checkpoint's, else z",
+                                help=("Where the noise goes: z | y | both | init. The model's "
+                                      "σ is for its own target: another one needs --sigma or "
+                                      "--sigma-from a sweep with that target.")),
     det_D: list[str] = typer.Option([], "--det-D", metavar="D[,D...]",
                                     show_default="D and K*D (equal compute)",
                                     help="Depths of the deterministic TRM baselines."),
@@ -124,8 +127,7 @@ def evaluate(
                             "a merge keeps the settings its reports ran with",
                             hint="drop them, or run the evaluation itself without --merge")
         return _merge(merge, out or Path("eval_merged"), plots=plots, as_json=as_json)
-    if perturb not in ("z", "y", "both", "init"):
-        raise PtrmError(f"--perturb {perturb!r}: expected z, y, both or init")
+    check_perturb(perturb)
     if seed + seeds >= 2**63:
         raise PtrmError("--seed must be below 2**63")
     if limit is not None and sample_n is not None:
@@ -148,6 +150,12 @@ def evaluate(
         choice = ev_mod.sigma_from_report(sigma_from)
         chosen, on, tied = choice.sigma, choice.split, choice.tied
         sigmas = [chosen]
+        if perturb not in (None, choice.perturb):  # σ belongs to the target it was swept on
+            raise PtrmError(f"--sigma-from {sigma_from}: that sweep put the noise on "
+                            f"{choice.perturb}; --perturb {perturb} needs a sweep of its own",
+                            hint=f"sweep with `ptrm eval --split val --perturb {perturb} "
+                                 "--sigma ...`, or leave --perturb out to take the sweep's")
+        perturb = choice.perturb
         if distributed.is_main() and not (gpus and gpus > 1):
             err_console.print(f"σ = {chosen:g}, chosen on {esc(on)} ({esc(sigma_from)})",
                               highlight=False)
@@ -195,11 +203,12 @@ def evaluate(
         D = D or loaded.config.halt_max_steps
         sigma_note = ""
         if not sigmas:  # neither --sigma nor --sigma-from: the checkpoint's, else the default
-            sigma, source = loaded.sigma_choice(None)
+            sigma, source, perturb = loaded.noise_choice(None, perturb)
             sigmas, sigma_note = [sigma], solver.SIGMA_NOTES[source]
+        perturb = perturb or loaded.perturb  # σ given: the noise goes where the model's did
         if arc:
             _eval_arc(loaded, Path(data).expanduser(), split, K=K, D=D, sigma=sigmas[0],
-                      seed=seed, limit=limit, memory=budget or solver.default_memory(device),
+                      perturb=perturb, seed=seed, limit=limit, memory=budget or solver.default_memory(device),
                       out=out, as_json=as_json, identifiers=identifiers, main=main)
             return
         evset = resolve_split(split, data, loaded, limit=limit, sample=sample_n,
@@ -380,8 +389,8 @@ def _is_arc(data: Path) -> bool:
         return False
 
 
-def _eval_arc(loaded, data: Path, split: str, *, K, D, sigma, seed, limit, memory, out,
-              as_json, identifiers, main: bool = True):
+def _eval_arc(loaded, data: Path, split: str, *, K, D, sigma, perturb, seed, limit, memory,
+              out, as_json, identifiers, main: bool = True):
     """ARC (ptrm_cli/arc_eval.py): best-Q rollout per augmented view, vote across views. Under
     torchrun every rank computes its share of the views; rank 0 votes, prints and writes."""
     from .. import arc_eval, arc_ids, solver
@@ -392,12 +401,13 @@ def _eval_arc(loaded, data: Path, split: str, *, K, D, sigma, seed, limit, memor
         table = arc_ids.table_for(loaded, identifiers, dataset=data)
     if main:
         err_console.print(f"[dim]ARC {esc(f'{data}/{split}')}: K={K} D={D} σ={sigma:g} "
-                          f"seed {seed} · "
+                          f"perturb={perturb} seed {seed} · "
                           f"{esc(loaded.path)}"
                           f"{esc(f' · identifiers {table.source}') if table else ''}[/]",
                           highlight=False)
     report = arc_eval.evaluate_arc(
-        loaded.model, data, split, table=table, K=K, D=D, sigma=sigma, seed=seed, limit=limit,
+        loaded.model, data, split, table=table, K=K, D=D, sigma=sigma, perturb=perturb,
+        seed=seed, limit=limit,
         chunk_rows=solver.plan_chunk_rows(loaded.config, K, D, memory), vocab=loaded.vocab)
     if not main:
         return

@@ -20,7 +20,7 @@ import typer
 
 from ..console import console, err_console, esc, fraction_progress
 from ..errors import PtrmError, is_out_of_memory
-from ..options import DEVICE, JSON, resolve_device
+from ..options import DEVICE, JSON, check_perturb, resolve_device
 
 EXIT_SOLVED, EXIT_UNSOLVED = 0, 1  # usage errors: PtrmError.exit_code (2)
 #: defaults on a CPU, sized so a 10x10 puzzle with the 7M model finishes in about half a minute
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from .. import solver
 
 PERTURB_HELP = ("Where the noise goes: z (the paper), y, both, or init (z before the first step "
-                "only).")
+                "only). The model's σ is for its own target: another one needs --sigma too.")
 
 
 def solve(
@@ -60,7 +60,8 @@ def solve(
     sigma: float = typer.Option(None, "--sigma",
                                 show_default="the checkpoint's validated σ, else 0.2",
                                 help="Noise scale added to the latent."),
-    perturb: str = typer.Option("z", "--perturb", help=PERTURB_HELP),
+    perturb: str = typer.Option(None, "--perturb", help=PERTURB_HELP,
+                                show_default="the checkpoint's, else z"),
     select: str = typer.Option("verified", "--select",
                                help="verified | best_q | mode | q_vote (see docs/INFERENCE.md)."),
     early_stop: bool = typer.Option(True, "--early-stop/--no-early-stop",
@@ -121,8 +122,7 @@ def solve(
         raise PtrmError(f"--sigma {sigma}: expected a finite number >= 0")
     if time_limit is not None and not time_limit >= 0:  # NaN too
         raise PtrmError(f"--time-limit {time_limit}: expected seconds >= 0 (0 or inf: no limit)")
-    if perturb not in ("z", "y", "both", "init"):
-        raise PtrmError(f"--perturb {perturb!r}: expected z, y, both or init")
+    check_perturb(perturb)
     if seed >= 2**63:
         raise PtrmError("--seed must be below 2**63")
     if select not in solver.SELECTORS:
@@ -168,7 +168,7 @@ def solve(
     if (unseen := solver.outside_training(loaded, parsed.puzzle)) is not None:
         note(unseen)
     D = D or loaded.config.halt_max_steps
-    sigma, sigma_source = loaded.sigma_choice(sigma)
+    sigma, sigma_source, perturb = loaded.noise_choice(sigma, perturb)
     cpu = device == "cpu"
     cpu_defaults = {}
     if cpu:  # CPU-sized defaults for whatever the user left out; they are stated in the output
@@ -412,7 +412,7 @@ def _solve_arc_task(input: str, task_id: str | None, model, *, K, D, sigma, pert
     arc_solve.check_model(loaded)
     table = arc_ids.table_for(loaded, identifiers)
     D = D or loaded.config.halt_max_steps
-    sigma, sigma_source = loaded.sigma_choice(sigma)
+    sigma, sigma_source, perturb = loaded.noise_choice(sigma, perturb)
     cpu_defaults = {}
     if device == "cpu":  # CPU-sized defaults for what the user left out, stated in the output
         given = {"K": K, "time_limit": time_limit}

@@ -18,7 +18,7 @@
 #   run:   bash scripts/gpu/stage9.sh compare   (after update 65,104, on the warm machine:
 #          its best at σ 0.5, 1, 2, 3 against the bundled model at its 2.0, K=100, D=16)
 #   run:   bash scripts/gpu/stage9.sh report    (if it won: issue #10's report, 3 seeds)
-#   run:   BEST=... bash scripts/gpu/stage9.sh perturb_y   (the noise on y, σ 0.2-0.5)
+#   run:   bash scripts/gpu/stage9.sh perturb_y && ... y_report   (the noise on y: σ sweep, report)
 #   here:  python3 scripts/ship_model.py data/ppb9-resume/best --sweep FILES_AT/v_new.json
 #          --selected-on "..."   (it becomes the bundled model, with the σ its sweep chose)
 #
@@ -141,11 +141,20 @@ report() {  # after `compare`, on the same machine, if the new model won: issue 
 }
 
 perturb_y() {  # the best with the noise on y, at y's own σ: stage 8's sweep of the bundled
-    # model found 0.3 far ahead of z at 2.0 (docs/INFERENCE.md); carry the best (BEST)
+    # model found 0.3 far ahead of z at 2.0 (docs/INFERENCE.md); since the run ended its best
+    # is the bundled model (session 15 swept 0.2-0.5 with BEST=data/ppb9-best-lean, its bf16)
     setup >/dev/null
     build
-    ev v_new_y "$(left 300)" --split val --data "$DATA" -c "${BEST:-$RUN/checkpoints/best}" \
-        --D 16 --det-D 16 --seeds 1 --sigma "${SIGMAS:-0.2,0.3,0.5}" --perturb y
+    ev v_new_y "$(left 300)" --split val --data "$DATA" -c "${BEST:-ptrm_cli/models/default}" \
+        --D 16 --det-D 16 --seeds 1 --sigma "${SIGMAS:-0.3,0.5,0.7,1.0}" --perturb y
+}
+
+y_report() {  # after perturb_y, on the same machine: issue #10's report with the noise on y
+    # at the σ that sweep chose (--sigma-from takes the sweep's target with its σ); then
+    # here: python3 scripts/ship_model.py ptrm_cli/models/default --sweep FILES_AT/v_new_y.json
+    setup >/dev/null
+    build
+    full_report 9y "${BEST:-ptrm_cli/models/default}" "$DATA" runs/e_v_new_y/report.json
 }
 
 keep() {  # keep FILES_AT: the call's last/ and best/, and the lean resume point from last/
