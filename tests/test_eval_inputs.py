@@ -181,6 +181,33 @@ def test_report_tables_names_the_sigma_of_each_column_of_a_sweep(report):
     assert "| pass@4 | best-Q@4 | mode@4 | verified@4 |" in head
 
 
+
+def test_report_tables_joins_reports_of_the_same_puzzles(report):
+    """--join: one table of a split at two depths, TRM of each once, PTRM columns named by D,
+    an interval for every column; reports of other puzzles are refused."""
+    whole, _ = report  # D=2, σ 0 and 0.5, 2 seeds
+    rt = _report_tables()
+    deeper = copy.deepcopy(whole)
+    for p in deeper["ptrm"]:
+        p["D"] = 6
+    deeper["deterministic"] = [{**d, "D": 6} for d in deeper["deterministic"]]
+    text = rt.joined([whole, deeper], "rules")
+    rows = [line for line in text.splitlines() if line.startswith("|")]
+    head = rows[0]
+    assert head.count("TRM D=") == len({d["D"] for d in whole["deterministic"]} | {6})
+    assert "best-Q@4 D=2 σ=0.5" in head and "verified@4 D=6 σ=0 " in head
+    assert all(r.count("|") == head.count("|") for r in rows)  # every row fills every column
+    agg = next(r for r in rows if r.startswith("| **aggregate**"))
+    run = whole["ptrm"][1]["summary"]["aggregate"]["rules"]["best_q"]
+    shown = f"{100 * run['mean']:.1f}" + ("" if round(100 * run["std"], 1) == 0 else
+                                         f" ± {100 * run['std']:.1f}")
+    assert agg.split(" | ")[2 + head.count("TRM D=") + 4 + 1] == shown
+    assert rows[-1].startswith("| 95% Wilson (aggregate)") and " - " not in rows[-1]
+    other = copy.deepcopy(whole)
+    other["split"]["name"] = "golden"
+    with pytest.raises(SystemExit, match="--join"):
+        rt.joined([whole, other], "rules")
+
 # -- ptrm bench ------------------------------------------------------------------------------------
 
 def test_bench_with_a_failed_mode_exits_non_zero(tmp_path, monkeypatch):
