@@ -243,7 +243,9 @@ def table(report: dict):
     for col in ["pipeline", "K", "σ", *ks, "time"]:
         t.add_column(col, justify="left" if col == "pipeline" else "right")
     for name, r in (("PTRM", report["ptrm"]), ("TRM (deterministic)", report["trm"])):
-        t.add_row(name, str(r["K"]), f"{r['sigma']:g}", *(f"{100 * r[k]:.2f}" for k in ks),
+        # the noise target when it is not z (reports before --perturb reached ARC have none)
+        on = "" if r["sigma"] == 0 or r.get("perturb", "z") == "z" else f" on {r['perturb']}"
+        t.add_row(name, str(r["K"]), f"{r['sigma']:g}{on}", *(f"{100 * r[k]:.2f}" for k in ks),
                   f"{r['seconds']:.1f}s")
     return t
 

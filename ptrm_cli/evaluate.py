@@ -99,7 +99,7 @@ def sigma_from_report(path: Path, judge: str = "rules", option: str = "--sigma-f
     except OSError as e:
         raise PtrmError(f"{option} {path}: cannot read {file} ({e.strerror or e})") \
             from None
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, AttributeError):  # settings not a mapping too
         raise PtrmError(f"{option} {path}: not a `ptrm eval` report.json") from None
     if not scored:
         raise PtrmError(f"{option} {path}: the report has no PTRM runs")
@@ -555,6 +555,8 @@ def tables(report: dict):
     out = []
     # halted runs (--halt): the rule in the titles, the mean steps used in the compute table
     halting = f", halted at sigmoid(Q) > {st['halt']:g}" if st.get("halt") is not None else ""
+    # the noise target when it is not the paper's z: a y run's σ is no z σ (report_tables too)
+    on = "" if st.get("perturb", "z") == "z" else f" on {st['perturb']}"
 
     def steps_note(run: dict) -> str:
         return f" ({run['halt_steps']:.1f} steps)" if "halt_steps" in run else ""
@@ -564,7 +566,7 @@ def tables(report: dict):
     for judge, title in (("label", "label match"), ("rules", "rules verifier")):
         spread = f", mean±std over {seeds} seeds" if seeds > 1 else ""
         t = Table(title=f"{report['split']['name']}: % correct by {title} (@K: K={st['K']} "
-                        f"D={st['D']} σ={main['sigma']:g}{halting}{spread})",
+                        f"D={st['D']} σ={main['sigma']:g}{on}{halting}{spread})",
                   title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
                   caption="* equal compute: one rollout of K·D steps"
                   if any(d["equal_compute"] for d in dets) else None, caption_justify="left")
@@ -587,8 +589,8 @@ def tables(report: dict):
                   *[ci(agg[judge][m]["wilson"]) for m in METRICS], style="dim")
         out.append(t)
     if len(report["ptrm"]) > 1:
-        t = Table(title="σ sweep: aggregate % correct by label match", title_justify="left",
-                  box=box.SIMPLE_HEAD, pad_edge=False)
+        t = Table(title=f"σ sweep{on}: aggregate % correct by label match",
+                  title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
         t.add_column("σ", justify="right")
         for m in METRICS:
             t.add_column(heads[m], justify="right")

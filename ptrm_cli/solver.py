@@ -224,8 +224,8 @@ class LoadedModel:
                 f"{self.path}: its σ {self.sigma:g} was chosen for noise on "
                 f"{self.perturb}; --perturb {target} needs a σ of its own",
                 hint=f"pass --sigma too, chosen on validation with `ptrm eval --split val "
-                     f"--perturb {target} --sigma ...` (docs/INFERENCE.md, \"Where the noise "
-                     f"goes\")")
+                     f"--data DIR --perturb {target} --sigma ...` (docs/INFERENCE.md, \"Where "
+                     f"the noise goes\")")
         return self.sigma, "model", target
 
 

@@ -170,7 +170,11 @@ def test_pipeline_pass_at_k_well_formed(dataset):
     console = Console(width=120, record=True)
     console.print(arc_eval.table(r))
     text = console.export_text()
-    assert "PTRM" in text and "pass@100" in text
+    assert "PTRM" in text and "pass@100" in text and " on " not in text
+    # a target other than z is named beside σ (the σ column once said nothing of it)
+    r["ptrm"]["perturb"] = "y"
+    console.print(arc_eval.table(r))
+    assert "0.2 on y" in console.export_text()
 
 
 def test_cli_build_and_eval(sources, tmp_path):

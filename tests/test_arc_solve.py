@@ -150,6 +150,21 @@ def test_trained_checkpoint_keeps_the_dataset_identifiers(build, tmp_path):
     assert res.exit_code in (0, 1), res.output
     assert json.loads(res.stdout)["views"] == 3
 
+
+def test_a_task_takes_the_noise_target_of_the_models_sigma(build, tmp_path):
+    """The task path resolves σ and its target as the puzzle path does (LoadedModel
+    .noise_choice): meta.perturb y is used with meta.sigma; another target needs --sigma."""
+    ck = save_checkpoint(tmp_path / "y", _model(len(build["ids"])), ARC.vocab,
+                         {"sigma": 0.3, "perturb": "y"}, identifiers=build["ids"])
+    args = [build["files"]["training"], "--task", "aaaa0002", "-c", ck, "--K", "1"]
+    out = json.loads(solve(*args, "--json").stdout)
+    assert (out["sigma"], out["sigma_source"], out["perturb"]) == (0.3, "model", "y")
+    res = solve(*args, "--perturb", "z")
+    assert res.exit_code == 2 and "chosen for noise on y" in res.text, res.output
+    out = json.loads(solve(*args, "--perturb", "z", "--sigma", "0.3", "--json").stdout)
+    assert (out["sigma_source"], out["perturb"]) == ("option", "z")
+
+
 def test_exit_status_follows_the_known_outputs(build, tmp_path):
     """0 when each known output is among the two attempts, 1 when not; without known outputs
     0 (answered, nothing to check)."""

@@ -271,6 +271,35 @@ def test_eval_noise_target_follows_the_model_and_the_sweep(report, dataset, tmp_
     assert json.loads(r.stdout)["settings"]["perturb"] == "z"
     r = ptrm(*args, "--sigma-from", sweep, "--perturb", "y", "--out", tmp_path / "mixed")
     assert r.exit_code == 2 and "that sweep put the noise on z" in r.output
+    # the hints' commands run as given: a named split needs its --data (they once lacked it)
+    assert "ptrm eval --split val --data DIR --perturb y" in " ".join(r.output.split())
+    r = ptrm(*args, "--perturb", "z", "--out", tmp_path / "z")
+    assert "ptrm eval --split val --data DIR --perturb z" in " ".join(r.output.split())
+    # σ is said with its target, which the sweep gives even where the model's is another
+    text = ptrm(*args[:-1], "--sigma-from", sweep, "--out", tmp_path / "from_text").stderr
+    assert " on z, chosen on val" in " ".join(text.split())
+    # the tables name a target that is not z: a y run's σ is not comparable with z's (they
+    # named none; the stderr line alone said perturb=y)
+    text = " ".join(ptrm(*args[:-1], "--sigma", "0.2,0.35", "--out", tmp_path / "t").stdout
+                    .split())
+    assert "(@K: K=2 D=1 σ=0.2 on y)" in text and "σ sweep on y: aggregate" in text
+    assert " on z" not in " ".join(ptrm(*args[:-1], "--perturb", "z", "--sigma", "0.35",
+                                        "--out", tmp_path / "tz").stdout.split())
+    import inspect
+
+    from ptrm_cli.commands.eval import evaluate as command
+    assert "the noise target that sweep used" in \
+        inspect.signature(command).parameters["sigma_from"].default.help
+
+
+def test_sigma_from_a_report_whose_settings_are_not_a_mapping_is_refused(report, ckpt,
+                                                                        tmp_path):
+    """`"settings": null` (a hand-edited report) ended in an AttributeError traceback."""
+    broken = json.loads((report[1] / "report.json").read_text())
+    broken["settings"] = None
+    (tmp_path / "r.json").write_text(json.dumps(broken))
+    r = ptrm("eval", "--sigma-from", tmp_path / "r.json", "-c", ckpt)
+    assert r.exit_code == 2 and "not a `ptrm eval` report.json" in r.output, r.output
 
 
 def test_eval_golden_from_the_ppbench_wheel(ckpt, tmp_path):

@@ -232,6 +232,14 @@ def test_the_noise_goes_where_the_models_sigma_was_chosen_for(sudoku, tmp_path):
     r = ptrm("solve", line, "-c", on_y, "--K", 3, "--D", 1, "--perturb", "z")
     assert r.exit_code == 2 and "chosen for noise on y" in r.output and "--sigma" in r.output
     assert "Traceback" not in r.output
+    # the hint's sweep runs as given: `--split val` needs its --data (it once lacked it)
+    assert "`ptrm eval --split val --data DIR --perturb z --sigma ...`" in \
+        " ".join(r.output.split())
+    import inspect
+
+    from ptrm_cli.commands.solve import solve as command
+    # --sigma's help said "added to the latent" (z's), whatever the target
+    assert "where --perturb says" in inspect.signature(command).parameters["sigma"].default.help
     # a σ recorded without a target is z's, as every checkpoint before meta.perturb
     on_z = save_checkpoint(tmp_path / "z", tiny_model(len(PPBENCH.vocab)), PPBENCH.vocab,
                            {"sigma": 0.4})

@@ -61,7 +61,8 @@ def evaluate(
                                     help="Noise scale; several (0.1,0.2 or repeated) for a sweep."),
     sigma_from: Path = typer.Option(None, "--sigma-from", show_default=False, help=(
         "A report.json (or its folder) of a sigma sweep on validation: use the sigma with its "
-        "best aggregate best-Q@K (the paper's protocol: sigma chosen on validation only).")),
+        "best aggregate best-Q@K (the paper's protocol: sigma chosen on validation only), on "
+        "the noise target that sweep used (its --perturb).")),
     seeds: int = typer.Option(3, "--seeds", min=1, max=1000,
                               help="Seeds per sigma (mean and spread)."),
     seed: int = typer.Option(0, "--seed", min=0, help="First seed."),
@@ -153,12 +154,13 @@ def evaluate(
         if perturb not in (None, choice.perturb):  # σ belongs to the target it was swept on
             raise PtrmError(f"--sigma-from {sigma_from}: that sweep put the noise on "
                             f"{choice.perturb}; --perturb {perturb} needs a sweep of its own",
-                            hint=f"sweep with `ptrm eval --split val --perturb {perturb} "
-                                 "--sigma ...`, or leave --perturb out to take the sweep's")
+                            hint=f"sweep with `ptrm eval --split val --data DIR --perturb "
+                                 f"{perturb} --sigma ...`, or leave --perturb out to take the "
+                                 "sweep's")
         perturb = choice.perturb
         if distributed.is_main() and not (gpus and gpus > 1):
-            err_console.print(f"σ = {chosen:g}, chosen on {esc(on)} ({esc(sigma_from)})",
-                              highlight=False)
+            err_console.print(f"σ = {chosen:g} on {perturb}, chosen on {esc(on)} "
+                              f"({esc(sigma_from)})", highlight=False)
             if len(tied) > 1:
                 err_console.print(
                     f"[yellow]note:[/] σ = {', '.join(f'{t:g}' for t in tied)} tie on that "
@@ -208,8 +210,9 @@ def evaluate(
         perturb = perturb or loaded.perturb  # σ given: the noise goes where the model's did
         if arc:
             _eval_arc(loaded, Path(data).expanduser(), split, K=K, D=D, sigma=sigmas[0],
-                      perturb=perturb, seed=seed, limit=limit, memory=budget or solver.default_memory(device),
-                      out=out, as_json=as_json, identifiers=identifiers, main=main)
+                      perturb=perturb, seed=seed, limit=limit,
+                      memory=budget or solver.default_memory(device), out=out,
+                      as_json=as_json, identifiers=identifiers, main=main)
             return
         evset = resolve_split(split, data, loaded, limit=limit, sample=sample_n,
                               types=type_list(types), min_difficulty=min_difficulty)

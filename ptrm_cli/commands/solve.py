@@ -59,7 +59,7 @@ def solve(
                           help="Supervision steps per rollout (depth)."),
     sigma: float = typer.Option(None, "--sigma",
                                 show_default="the checkpoint's validated σ, else 0.2",
-                                help="Noise scale added to the latent."),
+                                help="Noise scale, added where --perturb says."),
     perturb: str = typer.Option(None, "--perturb", help=PERTURB_HELP,
                                 show_default="the checkpoint's, else z"),
     select: str = typer.Option("verified", "--select",
