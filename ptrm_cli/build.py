@@ -62,7 +62,7 @@ from .errors import PtrmError
 __all__ = ["AUGMENTATIONS", "DEFAULT_SIZES", "DEFAULT_VAL_OVERRIDES", "DEFAULT_VAL_PER_TYPE",
            "MAX_MESSAGES", "PPBENCH_TYPES", "REASONS", "SPLITS", "BuildError", "BuildOptions",
            "BuildResult", "Entry", "Ledger", "PtrmError", "SourceFile", "build",
-           "canonical_key", "collect_sources", "default_types", "default_workers",
+           "canonical_key", "check_out", "collect_sources", "default_types", "default_workers",
            "puzzle_text", "read_dataset_keys", "read_val_keys", "select_family"]
 
 
@@ -80,9 +80,14 @@ def build(sources: Iterable[str | Path], out: str | Path | None,
                         f"not {opts.augmentation!r}")
     if opts.train_puzzles is not None and opts.train_puzzles < 0:
         raise PtrmError(f"--train-puzzles must be 0 or more, not {opts.train_puzzles}")
+    if opts.val_keys and (both := opts.val_keys & opts.exclude_keys):  # said before reading,
+        # not as validation puzzles "not among the sources" after decoding
+        raise PtrmError(f"--val-from and --exclude share {len(both)} puzzle(s): a validation "
+                        "puzzle cannot also be excluded",
+                        hint="leave the --val-from dataset out of --exclude")
     out = Path(out) if out is not None else None
     if out is not None:
-        _check_out(out)
+        check_out(out)
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     files = collect_sources(sources, opts.golden)
@@ -93,8 +98,9 @@ def build(sources: Iterable[str | Path], out: str | Path | None,
         opts = replace(opts, types=default_types(opts.family))
     types = list(dict.fromkeys(src.resolve_type(t) for t in opts.types))
     codecs, family = select_family(types, opts.family)
-    if opts.sizes is None:
-        opts = replace(opts, sizes=default_sizes(family))
+    if opts.sizes is None or "*" not in opts.sizes:  # a type --sizes leaves unnamed keeps
+        # its default size: `--sizes sudoku=9x9` let every other type in at any size, silently
+        opts = replace(opts, sizes={**default_sizes(family), **(opts.sizes or {})})
     if opts.augmentation == "sudoku-trm" and (types != ["sudoku"]
                                               or opts.size_of("sudoku") != (9, 9)):
         raise PtrmError("--augmentation sudoku-trm is TRM's 9x9 sudoku shuffle: it needs "
@@ -191,7 +197,9 @@ def build(sources: Iterable[str | Path], out: str | Path | None,
         missing = [t for t in types if t not in codecs]
         hint = (f"no codec installed for: {', '.join(missing)}" if missing else
                 "see the dropped table: every record was filtered out")
-        raise BuildError("no puzzle survived the filters: nothing to write", result, hint=hint)
+        # out: None, as in a dry run (an earlier build there is not what this one wrote)
+        raise BuildError("no puzzle survived the filters: nothing to write",
+                         replace(result, out=None), hint=hint)
     if out is not None:
         t3 = time.perf_counter()
         meta = {"seed": opts.seed,
@@ -248,8 +256,12 @@ def _bundled_golden_hint() -> str:
     return ""
 
 
-def _check_out(out: Path) -> None:
+def check_out(out: Path) -> None:
     """Refuse to replace anything but a ptrm dataset (the write replaces the folder whole)."""
+    if Path(out).name in ("", ".", ".."):  # the folder the user is in or above it: the swap
+        # would replace it from under them (it was a ValueError, after the whole build)
+        raise PtrmError(f"--out {out}: name the dataset folder, not '.', '..' or '/'",
+                        hint="e.g. --out ../NAME to rebuild the dataset you are in")
     refuse_file(out)
     if out.is_dir() and any(out.iterdir()) and not (out / "meta.json").is_file():
         raise PtrmError(f"--out {out} exists and is not a ptrm dataset: refusing to replace it",

@@ -232,11 +232,18 @@ class SplitBuilder:
     """One split's arrays, preallocated for every row (no concatenation peak at 1M rows)."""
 
     def __init__(self, capacity: int, seq_len: int):
-        self.x = np.zeros((capacity, seq_len), dtype=np.uint16)
-        self.y = np.zeros((capacity, seq_len), dtype=np.uint16)
-        self.t = np.zeros(capacity, dtype=np.uint8)
-        self.p = np.zeros(capacity, dtype=np.int32)
-        self.k = np.zeros(capacity, dtype=np.uint8)
+        try:
+            self.x = np.zeros((capacity, seq_len), dtype=np.uint16)
+            self.y = np.zeros((capacity, seq_len), dtype=np.uint16)
+            self.t = np.zeros(capacity, dtype=np.uint8)
+            self.p = np.zeros(capacity, dtype=np.int32)
+            self.k = np.zeros(capacity, dtype=np.uint8)
+        except (MemoryError, ValueError):  # ValueError: more than numpy can index (a typo)
+            gib = 2 * capacity * seq_len * 2 / 2 ** 30
+            raise PtrmError(f"a split of {capacity:,} rows does not fit in memory (its inputs "
+                            f"and labels alone take {gib:,.0f} GiB)",
+                            hint="lower --augment (rows per training puzzle) or "
+                                 "--train-puzzles") from None
         self.n = 0
         self.puzzles: list[dict] = []
 

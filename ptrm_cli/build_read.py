@@ -52,7 +52,7 @@ def collect_sources(paths: Iterable[str | Path],
             raise PtrmError(f"--golden {g} is a folder: name the golden file",
                             hint="a source folder's files named golden* are golden anyway")
         if not g.is_file():
-            raise PtrmError(f"--golden {g}: no such file")
+            _not_a_file(g, "--golden")
         add(g, "golden")
     suff = src.suffixes()
     for p in paths:
@@ -72,7 +72,7 @@ def collect_sources(paths: Iterable[str | Path],
             add(p, "golden" if p.resolve() in golden_paths
                 or p.name.lower().startswith("golden") else "pool")
         else:
-            raise PtrmError(f"source {p}: no such file or folder")
+            _not_a_file(p, "source")
     # a source is named by its file name (stable wherever the data lie, so a rebuild elsewhere
     # has the same meta.json and fingerprint), by its path as given where two share a name
     names = Counter(f.name for f in out)
@@ -80,6 +80,14 @@ def collect_sources(paths: Iterable[str | Path],
         if names[f.name] > 1:
             f.name = str(f.path)
     return out
+
+
+def _not_a_file(p: Path, what: str):
+    if p.exists():  # a pipe: `<(zcat full_dataset.jsonl.gz)` is one, and it read as missing
+        raise PtrmError(f"{what} {p}: not a regular file (a pipe or a device)",
+                        hint="a source is read more than once (its hash, then its records): "
+                             "save it to a file first")
+    raise PtrmError(f"{what} {p}: no such file" + (" or folder" if what == "source" else ""))
 
 
 def default_types(family: str | None) -> tuple[str, ...]:

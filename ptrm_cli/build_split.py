@@ -88,27 +88,38 @@ def split_puzzles(decoded: list[Entry], offsize, golden_idents, files, types, op
         train = [e for e in train if e.seq in keep]
     return {"train": train, "val": val, "golden": golden}
 
-def read_val_keys(dataset: str | Path) -> frozenset[str]:
-    """The canonical keys of a built dataset's validation puzzles (`val/puzzles.jsonl`)."""
-    return _read_keys(Path(dataset), ["val"], flag="--val-from")
+
+def read_val_keys(dataset: str | Path, augmentation: str) -> frozenset[str]:
+    """The canonical keys of a built dataset's validation puzzles (`val/puzzles.jsonl`); that
+    build's --augmentation must be this one's (`_splits_of`)."""
+    dataset = Path(dataset)
+    _splits_of(dataset, augmentation, flag="--val-from")
+    return _read_keys(dataset, ["val"], flag="--val-from")
 
 
 def read_dataset_keys(dataset: str | Path, augmentation: str) -> frozenset[str]:
-    """The canonical keys of every puzzle of a built dataset, all splits (`--exclude`). Keys
-    compare only under one identity, so that build's --augmentation must be this one's."""
+    """The canonical keys of every puzzle of a built dataset, all splits (`--exclude`)."""
     dataset = Path(dataset)
+    return _read_keys(dataset, _splits_of(dataset, augmentation, flag="--exclude"),
+                      flag="--exclude")
+
+
+def _splits_of(dataset: Path, augmentation: str, *, flag: str) -> list[str]:
+    """A built dataset's splits, once its meta.json shows it was built with `augmentation`:
+    keys compare only under one identity (a sudoku-trm key is never a dihedral one, so every
+    puzzle would look new, or missing)."""
     try:
         meta = json.loads((dataset / "meta.json").read_text())
         splits = list(meta["splits"])
         theirs = meta["builder"]["options"].get("augmentation", "dihedral")
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        raise PtrmError(f"--exclude {dataset}: no readable meta.json there",
+        raise PtrmError(f"{flag} {dataset}: no readable meta.json there",
                         hint="pass a folder written by `ptrm build-data`") from None
     if theirs != augmentation:
-        raise PtrmError(f"--exclude {dataset} was built with --augmentation {theirs}, this build "
+        raise PtrmError(f"{flag} {dataset} was built with --augmentation {theirs}, this build "
                         f"uses {augmentation}: their puzzle identities do not compare",
                         hint=f"build with --augmentation {theirs}")
-    return _read_keys(dataset, splits, flag="--exclude")
+    return splits
 
 
 def _read_keys(dataset: Path, splits: list[str], *, flag: str) -> frozenset[str]:

@@ -98,6 +98,17 @@ def test_golden_filtered_counts(golden_build):
 
 
 @needs_golden
+def test_sizes_for_one_type_keep_the_others_default(golden_build):
+    """`--sizes sudoku=9x9` (the default, restated) let every other type in at any size that
+    fits the grid: golden grew from 61 to 72, with 7x7 and 8x8 puzzles padded in."""
+    result, _ = golden_build
+    one = B.build([GOLDEN], None, opts(sizes={"sudoku": (9, 9)}))
+    assert one.puzzles == result.puzzles and one.dropped == result.dropped
+    every = B.build([GOLDEN], None, opts(sizes={"*": None}))  # `*` still names the others
+    assert sum(every.puzzles["golden"].values()) > sum(result.puzzles["golden"].values())
+
+
+@needs_golden
 def test_golden_all_61_encode(golden_build):
     result, _ = golden_build
     if not installed() >= set(GOLDEN_EXPECTED):
@@ -220,7 +231,7 @@ def test_val_from_keeps_an_earlier_validation_split(tmp_path, pool_build):
     """--val-from: the earlier build's validation puzzles, and only they, are validation
     again - whatever the seed - and none of them (nor a symmetric copy) is in train."""
     _, first = pool_build
-    keys = B.read_val_keys(first)
+    keys = B.read_val_keys(first, "dihedral")
     assert keys
     again = B.build([first.parent / "pool.jsonl"], tmp_path / "again",
                     opts(seed=99, val_per_type=5, val_overrides={}, val_pool="kept",
@@ -233,8 +244,14 @@ def test_val_from_keeps_an_earlier_validation_split(tmp_path, pool_build):
     with pytest.raises(B.PtrmError, match="not among the sources"):
         B.build([first.parent / "pool.jsonl"], None,
                 opts(val_keys=keys | {"not-a-key"}, val_pool="kept"))
-    with pytest.raises(B.PtrmError, match="no val/puzzles.jsonl"):
-        B.read_val_keys(tmp_path)
+    with pytest.raises(B.PtrmError, match="--val-from and --exclude share"):  # was "not
+        B.build([first.parent / "pool.jsonl"], None,  # among the sources", after decoding
+                opts(val_keys=keys, exclude_keys=keys))
+    with pytest.raises(B.PtrmError, match="--val-from .* no readable meta.json"):
+        B.read_val_keys(tmp_path, "dihedral")
+    # another identity: its keys never matched, and the error blamed the sources
+    with pytest.raises(B.PtrmError, match="--val-from .* built with --augmentation dihedral"):
+        B.read_val_keys(first, "sudoku-trm")
 
 
 def test_exclude_drops_every_puzzle_of_an_earlier_build(tmp_path, pool_build):
@@ -652,6 +669,8 @@ def test_unknown_types_are_refused_before_reading(tmp_path, monkeypatch):
 @pytest.mark.parametrize("args, message", [
     (["--sizes", "sudoku=9x9,nurikabee=10x10"], "--sizes: no installed codec for 'nurikabee'"),
     (["--test-set", "evaluation"], "--test-set names an ARC subset"),
+    # every ARC file read as "unrecognised", then "no puzzle survived"
+    (["--types", "arc"], "--types arc: ARC tasks build with --family arc"),
     (["--family", "arc", "--types", "sudoku", "--val-per-type", "5"],
      "--family arc builds TRM's ARC recipe, which --val-per-type, --types do not apply to"),
 ])
@@ -670,3 +689,98 @@ def test_options_that_would_do_nothing_are_refused(tmp_path, monkeypatch, args, 
     res = CliRunner().invoke(app, [str(tmp_path), "--out", str(tmp_path / "ds"), *args])
     assert res.exit_code != 0 and message in str(res.exception)
     assert not (tmp_path / "ds").exists()
+
+
+def test_a_build_that_writes_nothing_does_not_say_it_wrote(tmp_path):
+    """A failed rebuild of an earlier dataset printed "wrote DIR" before its error (the check
+    was that DIR held a meta.json: the earlier build's), and --json said "out": DIR."""
+    if not GOLDEN.is_file():
+        pytest.skip(f"{GOLDEN} is absent")
+    import typer
+    from typer.testing import CliRunner
+
+    from ptrm_cli.commands.build_data import build_data
+
+    app = typer.Typer()
+    app.command()(build_data)
+    out = tmp_path / "ds"
+    args = [str(GOLDEN), "--out", str(out), "--types", "sudoku", "--workers", "1"]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0 and "wrote" in res.output, res.output
+    before = tree_bytes(out)
+    nothing = [*args, "--sizes", "sudoku=4x4"]  # golden sudoku are 9x9: every one dropped
+    res = CliRunner().invoke(app, nothing)
+    assert "no puzzle survived" in str(res.exception) and "wrote" not in res.output
+    res = CliRunner().invoke(app, [*nothing, "--json"])
+    assert json.loads(res.output)["out"] is None
+    assert tree_bytes(out) == before
+
+
+@pytest.mark.parametrize("out", [".", ".."])
+def test_out_dot_is_refused_before_anything(tmp_path, monkeypatch, out):
+    """`--out .` inside a dataset (a rebuild where one stands) ended in a ValueError from the
+    swap after the whole build, and left a `..lock` file there."""
+    if not GOLDEN.is_file():
+        pytest.skip(f"{GOLDEN} is absent")
+    import typer
+    from typer.testing import CliRunner
+
+    from ptrm_cli.commands.build_data import build_data
+
+    app = typer.Typer()
+    app.command()(build_data)
+    here = tmp_path / "ds" / "inner"
+    here.mkdir(parents=True)
+    for d in (here, here.parent):  # each looks like a dataset
+        (d / "meta.json").write_text("{}")
+    monkeypatch.chdir(here)
+    res = CliRunner().invoke(app, [str(GOLDEN), "--types", "sudoku", "--out", out,
+                                   "--workers", "1"])
+    assert f"--out {out}: name the dataset folder" in str(res.exception), res.output
+    assert sorted(p.name for p in here.iterdir()) == ["meta.json"]
+
+
+@pytest.mark.parametrize("rows", [10 ** 15, 10 ** 20])
+def test_a_split_too_large_for_memory_is_a_clear_error(rows):
+    """`--augment 1000000000` (a few zeros too many) ended in numpy's MemoryError traceback,
+    and a larger one in "Maximum allowed dimension exceeded"."""
+    with pytest.raises(B.PtrmError, match="does not fit in memory") as e:
+        build_augment.SplitBuilder(rows, 100)
+    assert "--augment" in e.value.hint
+
+
+def test_types_and_sizes_take_the_names_records_use(tmp_path, monkeypatch):
+    """`--types akari` (janko's and puzz.link's name for lightup, which the records' types
+    resolve from and `ptrm generate akari` takes) was "no installed codec for 'akari'"."""
+    if "lightup" not in installed():
+        pytest.skip("lightup codec not installed")
+    import typer
+    from typer.testing import CliRunner
+
+    from ptrm_cli.commands.build_data import build_data
+
+    app = typer.Typer()
+    app.command()(build_data)
+    seen = {}
+    monkeypatch.setattr(B, "build", lambda sources, out, o: seen.setdefault("opts", o))
+    monkeypatch.setattr("ptrm_cli.commands.build_data._report", lambda *a: None)
+    res = CliRunner().invoke(app, [str(tmp_path), "--dry-run", "--types", "Akari",
+                                   "--sizes", "akari=8x8,*=any"])
+    assert res.exit_code == 0, res.output
+    assert seen["opts"].types == ("lightup",)
+    assert seen["opts"].sizes == {"lightup": (8, 8), "*": None}
+
+
+def test_a_pipe_as_a_source_is_named_as_one(tmp_path):
+    """`ptrm build-data <(zcat full_dataset.jsonl.gz)` said "no such file or folder" of the
+    pipe it was given."""
+    import os
+
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    with pytest.raises(B.PtrmError, match="source .*pipe.jsonl: not a regular file"):
+        B.collect_sources([fifo])
+    with pytest.raises(B.PtrmError, match="--golden .*pipe.jsonl: not a regular file"):
+        B.collect_sources([], golden=[fifo])
+    with pytest.raises(B.PtrmError, match="no such file or folder"):
+        B.collect_sources([tmp_path / "missing.jsonl"])

@@ -220,6 +220,9 @@ def test_knobs():
     with pytest.raises(PtrmError):
         gen.check_size(10, 10)
     assert Knobs(max_clues=30, params={"walls": 0.2}).tag() == "max_clues=30,walls=0.2"
+    # other knobs, other tags (`:g` rounded both to walls=0.2, so a resume mixed them)
+    assert Knobs(params={"walls": 0.2000001}).tag() == "walls=0.2000001"
+    assert Knobs(params={"repairs": 6.0}).tag() == "repairs=6"
 
 
 def _valid_sudoku_grid(g: np.ndarray) -> bool:
@@ -333,6 +336,8 @@ def test_cli_generate(installed_codec, tmp_path):
     assert res.exit_code == 2 and "another run" in res.output
     res = CliRunner().invoke(app, [*args, "-p", "walls=0.3"])  # the last won silently
     assert res.exit_code == 2 and "--param walls is given twice" in res.output, res.output
+    res = CliRunner().invoke(app, [*args, "-p", "=0.3"])  # was "unknown --param " (no name)
+    assert res.exit_code == 2 and "--param '=0.3': expected KEY=NUMBER" in res.output, res.output
     res = CliRunner().invoke(app, ["generate", "lightup", "--n", "1", "--out", str(out),
                                    "--size", "ten"])
     assert res.exit_code == 2 and "ROWSxCOLS" in res.output
@@ -341,6 +346,9 @@ def test_cli_generate(installed_codec, tmp_path):
     # knobs that cannot work: a sudoku with every cell given, a maze with clues to remove
     for argv, message in ((["sudoku", "--size", "4x4", "--max-clues", "16"],
                            "would keep all 16 cells given"),
+                          # the same solved grid (its record went on to build-data)
+                          (["sudoku", "--size", "4x4", "--no-minimal"],
+                           "--no-minimal would keep all 16 cells given"),
                           (["maze", "--no-minimal", "--min-difficulty", "2"],
                            "--no-minimal, --min-difficulty do not apply to mazes")):
         res = CliRunner().invoke(app, ["generate", *argv, "--n", "1", "--out",
@@ -395,6 +403,27 @@ def test_resume_refuses_a_file_it_did_not_write_and_leaves_it_untouched(installe
     assert ResumableJsonl(cut, job).done == set() and cut.read_text() == ""
 
 
+def test_a_last_record_without_its_newline_is_checked_not_cut_off(installed_codec, tmp_path):
+    """A whole record with no newline after it was dropped as "a partial line" unchecked: a
+    file holding one record of another run (a script's "\\n".join) was emptied, and another
+    run's record after ours was cut off."""
+    installed_codec("lightup")
+    job, other = Job("lightup", 5, 5, 1, Knobs()), Job("lightup", 5, 5, 7, Knobs())
+    theirs, ours = tmp_path / "theirs.jsonl", tmp_path / "ours.jsonl"
+    run(other, 1, theirs)
+    run(job, 1, ours)
+    their_line, our_line = _lines(theirs)[0], _lines(ours)[0]
+    for data in (their_line, our_line + "\n" + their_line):
+        theirs.write_text(data)
+        with pytest.raises(PtrmError, match="another run"):
+            ResumableJsonl(theirs, job)
+        assert theirs.read_text() == data
+    # ours without its newline: kept (not made again) and its line ended
+    ours.write_text(our_line)
+    assert run(job, 2, ours)["made"] == 1
+    assert _lines(ours)[0] == our_line and len(_lines(ours)) == 2
+
+
 def test_params_out_of_range_are_refused_up_front(installed_codec):
     """A NaN or out-of-range knob used to run: walls=1 crashed a worker (AssertionError),
     max_island=0 a ValueError, walls=nan or -1 spent 200 attempts before giving up."""
@@ -409,6 +438,8 @@ def test_params_out_of_range_are_refused_up_front(installed_codec):
                                ("lightup", {"walls": float("nan")}, "walls=nan: expected a "
                                                                     "finite number"),
                                ("nurikabe", {"max_island": 0.0}, "max_island must be >= 1"),
+                               # S next to G: the record's text had no path, an AssertionError
+                               ("maze", {"min_path": 0.0}, "min_path=0: expected 1 or more"),
                                ("tapa", {"white": float("inf")}, "white=inf: expected a "
                                                                  "finite number"),
                                # fractions and switches above 1 ran as if 1
@@ -421,6 +452,16 @@ def test_params_out_of_range_are_refused_up_front(installed_codec):
         with pytest.raises(PtrmError, match=match):
             get(name).check_params(Knobs(params=param))
     get("lightup").check_params(Knobs(params={"walls": 0.0, "repairs": 0.0}))
+
+
+def test_a_board_all_walls_is_drawn_again(installed_codec):
+    """walls near 1 on a small board walled every cell: no light, so the codec read no answer
+    from the text and the run ended in an AssertionError."""
+    installed_codec("lightup")
+    job = Job("lightup", 4, 4, 0, Knobs(params={"walls": 0.99}))
+    for index in range(2):
+        rec = make_record(job, index)
+        assert any(1 in row for row in rec["answer"])
 
 
 def test_cli_generate_refuses_negative_workers(installed_codec, tmp_path):

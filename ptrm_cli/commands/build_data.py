@@ -18,6 +18,7 @@ from ..console import console, esc
 from ..engine.data import ANY_SIZE
 from ..errors import PtrmError
 from ..options import JSON, given_options, type_list
+from ..sources import resolve_type
 
 #: what `--family arc` (TRM's ARC recipe, arc_data.py) reads; every other option would be ignored
 ARC_OPTIONS = {"sources", "out", "seed", "augment", "test_set", "dry_run", "as_json", "family"}
@@ -59,7 +60,8 @@ def build_data(
     sizes: str = typer.Option(None, "--sizes", show_default="sudoku=9x9,*=10x10 for PPBench, "
                               "the family's grid for others (maze 30x30)",
                               help="Kept grid size per type, ROWSxCOLS or 'any' "
-                                   "('*' = the others)."),
+                                   "('*' = the others; without it, a type not named keeps "
+                                   "its default)."),
     golden: list[Path] = typer.Option(
         [], "--golden", metavar="FILE", show_default=False,
         help="A golden file (repeatable); any source file named golden* is one too."),
@@ -70,7 +72,8 @@ def build_data(
     val_from: Path = typer.Option(None, "--val-from", show_default=False, help=(
         "An earlier dataset folder: its validation puzzles (by identity) are this build's "
         "validation, none sampled - so a model warm-started on that build is still judged on "
-        "puzzles it never trained on. The sources must include them.")),
+        "puzzles it never trained on. The sources must include them; built with the same "
+        "--augmentation.")),
     exclude: list[Path] = typer.Option([], "--exclude", metavar="DIR", show_default=False, help=(
         "An earlier dataset folder (repeatable): drop every puzzle it holds, in any split, so "
         "a new held-out set (say, one to choose sigma on) shares nothing with it. Built with "
@@ -132,7 +135,12 @@ def build_data(
     if val_tapa is None:  # rounded up: --val-per-type 1 still holds one tapa out
         val_tapa = (val_per_type + 1) // 2
     if (names := type_list(types)) is not None:  # a typo is a usage error, not 0 puzzles later
+        names = [resolve_type(t) for t in names]  # akari, Sudoku: as the records name them
         _check_installed("--types", names)
+        if "arc" in names:  # no reader here takes ARC files: every one was "unrecognised"
+            raise PtrmError("--types arc: ARC tasks build with --family arc (TRM's ARC recipe)",
+                            hint="ptrm build-data ARC_FOLDER --family arc --out DIR "
+                                 "(docs/MAZE_ARC.md)")
     size_map = parse_sizes(sizes) if sizes else None
     if size_map:
         _check_installed("--sizes", [t for t in size_map if t != "*"])
@@ -144,9 +152,11 @@ def build_data(
         sizes=size_map, golden=tuple(golden), limit=limit,
         subsample=subsample,
         family=family, workers=workers or B.default_workers(),
-        val_keys=None if val_from is None else B.read_val_keys(val_from),
+        val_keys=None if val_from is None else B.read_val_keys(val_from, augmentation),
         exclude_keys=frozenset().union(*(B.read_dataset_keys(d, augmentation) for d in exclude)),
         progress=not as_json)
+    if not dry_run:
+        B.check_out(out)  # before taking its lock: `--out .` left a `..lock` behind
     try:
         # one build per folder: a second would report what the other one's swap replaced
         with nullcontext() if dry_run else exclusive(out, "build-data --out"):
@@ -171,14 +181,15 @@ def parse_sizes(text: str) -> dict[str, tuple[int, int] | None]:
     out = {}
     for part in filter(None, (p.strip() for p in text.split(","))):
         name, _, size = part.partition("=")
+        name = name.strip() if name.strip() in ("", "*") else resolve_type(name)
         if name and size.strip().lower() == ANY_SIZE:
-            out[name.strip()] = None
+            out[name] = None
             continue
         r, _, c = size.lower().partition("x")
         if not (name and r.isdigit() and c.isdigit() and int(r) and int(c)):
             raise PtrmError(f"--sizes: {part!r} is not TYPE=ROWSxCOLS (both at least 1)",
                             hint="e.g. sudoku=9x9,*=10x10")
-        out[name.strip()] = (int(r), int(c))
+        out[name] = (int(r), int(c))
     return out
 
 

@@ -35,7 +35,7 @@ def _params(items: list[str]) -> dict[str, float]:
             out[key.strip()] = float(value)
         except ValueError:
             sep = ""
-        if not sep:
+        if not sep or not key.strip():  # `=3` named no knob ("unknown --param " before)
             raise PtrmError(f"--param {item!r}: expected KEY=NUMBER, e.g. walls=0.2")
         if key.strip() in seen:   # the last would win without a word
             raise PtrmError(f"--param {key.strip()} is given twice ({seen[key.strip()]!r}, "

@@ -52,8 +52,14 @@ class Knobs:
             parts.append(f"max_clues={self.max_clues}")
         if self.min_difficulty:
             parts.append(f"min_difficulty={self.min_difficulty}")
-        parts += [f"{k}={v:g}" for k, v in sorted(self.params.items())]
+        parts += [f"{k}={_number(v)}" for k, v in sorted(self.params.items())]
         return ",".join(parts) or "default"
+
+
+def _number(v: float) -> str:
+    """`:g` (the tags files already hold), or every digit where `:g` would round: walls=0.2
+    and walls=0.2000001 were both "walls=0.2", so a resumed run mixed their puzzles."""
+    return f"{v:g}" if float(f"{v:g}") == v else repr(v)
 
 
 @dataclass

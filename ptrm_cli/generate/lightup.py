@@ -129,6 +129,8 @@ class LightupGenerator(Generator):
     def attempt(self, rng, rows, cols, knobs: Knobs) -> Instance:
         walls = random_walls(rng, rows, cols, knobs.param("walls", 0.21),
                              knobs.param("symmetric", 1) >= 0.5)
+        if len(walls) == rows * cols:  # no cell to light: its text holds no answer (walls
+            raise GenerationFailed     # near 1 on a small board)
         enc = self._Enc(rows, cols, walls, {})
         with Search(enc.f) as search:
             search.set_phases([v if rng.random() < 0.3 else -v for v in enc.light.values()])

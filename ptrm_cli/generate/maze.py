@@ -275,6 +275,10 @@ class MazeGenerator(Generator):
         if not lo <= hi < 1:
             raise PtrmError(f"maze: need 0 <= walls_min <= walls_max < 1, got walls_min={lo:g}, "
                             f"walls_max={hi:g}")
+        if knobs.param("min_path", 110) < 1:  # S next to G: no path cell, so the text the
+            # codec reads back has no answer in it
+            raise PtrmError(f"maze: --param min_path={knobs.param('min_path', 110):g}: expected "
+                            "1 or more (a path with a cell between S and G)")
         if knobs.param("unique", 0) not in (0, 1):
             raise PtrmError(f"maze: --param unique={knobs.param('unique', 0):g}: expected 0 or 1")
 

@@ -102,7 +102,16 @@ class ResumableJsonl:
             if raw.strip():
                 self.done.add(self._index(n, raw))
         tail = data[end:]
-        if tail:  # a partial last line from an interrupted run: drop it
+        if tail and _is_json(tail):
+            # a whole record without its newline (a file another tool wrote, or a write cut
+            # just before it): checked like every line, so another run's record is refused,
+            # not cut off; ours is kept and its line ended
+            self.done.add(self._index(len(lines) + 1, tail))
+            with open(self.path, "ab") as f:
+                f.write(b"\n")
+                f.flush()
+                os.fsync(f.fileno())
+        elif tail:  # a partial last line from an interrupted run: drop it
             start = f'{{"type":"{self.job.type}"'.encode()
             if not (self.done or tail.startswith(start) or start.startswith(tail)):
                 raise PtrmError(f"{self.path}:{len(lines) + 1}: not a record `ptrm generate` "
@@ -143,6 +152,15 @@ class ResumableJsonl:
 
     def close(self) -> None:
         self._f.close()
+
+
+def _is_json(raw: bytes) -> bool:
+    """A complete JSON value (a record line is an object, so no prefix of one is)."""
+    try:
+        json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return False
+    return True
 
 
 class Interrupted(KeyboardInterrupt):

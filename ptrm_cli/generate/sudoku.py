@@ -65,6 +65,10 @@ class SudokuGenerator(Generator):
             raise PtrmError(f"sudoku: --max-clues {knobs.max_clues} would keep all {rows * cols} "
                             "cells given: a solved grid, not a puzzle",
                             hint=f"at most {rows * cols - 1}")
+        if not knobs.minimal and knobs.max_clues is None:  # the full clue set: every cell
+            raise PtrmError(f"sudoku: --no-minimal would keep all {rows * cols} cells given: a "
+                            "solved grid, not a puzzle",
+                            hint=f"--max-clues K (K < {rows * cols}) for denser puzzles")
 
     # -- encoding --------------------------------------------------------------------------
     @staticmethod
