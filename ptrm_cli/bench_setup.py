@@ -170,6 +170,7 @@ def _dataset_arrays(o: BenchOptions, loaded) -> Puzzles | None:
     """A `ptrm build-data` split read as arrays (labels, no verifier): for data whose puzzle
     type has no codec for this model's family. None when --split/--data is not a dataset."""
     from .engine.data import load_dataset
+    from .solver import adopt_vocab
 
     root = Path(o.data) if o.data else Path(o.split)
     if not (root / "meta.json").is_file():
@@ -180,13 +181,26 @@ def _dataset_arrays(o: BenchOptions, loaded) -> Puzzles | None:
     if name not in ds.splits:
         raise PtrmError(f"dataset {root} has no split {name!r} (it has "
                         f"{', '.join(ds.splits)})")
+    # what resolve_split checks before it looks for a verifier: a dataset of another family
+    # must be refused here too, not run as labels only until every mode fails on its shape
+    adopt_vocab(loaded, ds.vocab)
+    loaded.vocab.check_same(ds.vocab, what=f"checkpoint {loaded.path}",
+                            other_what=f"dataset {root}")
+    if ds.seq_len != loaded.config.seq_len:
+        raise PtrmError(f"dataset {root} has sequences of {ds.seq_len} tokens, the model reads "
+                        f"{loaded.config.seq_len}")
     s = ds.splits[name]
-    n = min(len(s), o.puzzles)
+    n = len(s)
     if n == 0:
         raise PtrmError(f"{root}/{name}: no puzzles to run")
+    idx = np.arange(o.puzzles) % n  # repeated as a labelled split is: the batch size asked
     ids = None
     if loaded.config.puzzle_emb_ndim > 0:
-        ids = torch.as_tensor(np.asarray(s.puzzle_id[:n]).astype(np.int64))
-    return Puzzles(torch.as_tensor(np.asarray(s.inputs[:n]).astype(np.int64)),
-                   torch.as_tensor(np.asarray(s.labels[:n]).astype(np.int64)), None, ids,
-                   f"{root}/{name} ({n} puzzles, labels only)")
+        ids = torch.as_tensor(np.asarray(s.puzzle_id)[idx].astype(np.int64))
+        if int(ids.max()) >= loaded.config.num_puzzle_identifiers:
+            raise PtrmError(f"dataset {root} uses puzzle ids up to {int(ids.max())}, the model "
+                            f"knows {loaded.config.num_puzzle_identifiers}")
+    rep = "" if o.puzzles <= n else f", repeated to {o.puzzles}"
+    return Puzzles(torch.as_tensor(np.asarray(s.inputs)[idx].astype(np.int64)),
+                   torch.as_tensor(np.asarray(s.labels)[idx].astype(np.int64)), None, ids,
+                   f"{root}/{name} ({min(n, o.puzzles)} puzzles{rep}, labels only)")

@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import difflib
 import json
 import math
 import platform
@@ -98,13 +99,19 @@ def run_bench(o: BenchOptions) -> dict:
     modes = [m for m in o.modes if m]
     bad = [m for m in modes if m not in MODES + ("scaling",)]
     if bad:
-        raise ValueError(f"unknown mode(s) {bad}; choose from {', '.join(MODES)}, scaling")
+        near = [n for m in bad for n in difflib.get_close_matches(m.lower(), MODES + ("scaling",),
+                                                                  n=1)]
+        raise ValueError(f"--modes: unknown mode(s) {', '.join(map(repr, bad))}"
+                         + (f" (did you mean {', '.join(near)}?)" if near else "")
+                         + f"; choose from {', '.join(MODES)}, scaling")
     modes = list(dict.fromkeys(modes))  # a mode named twice runs once
     if not 0 <= o.sigma < math.inf:  # NaN fails this too
         raise ValueError(f"--sigma {o.sigma}: expected a finite number >= 0")
     if o.q_threshold is not None and not o.q_threshold >= 0:
         raise ValueError(f"--q-threshold {o.q_threshold}: expected a number >= 0 (above 1 "
                          "turns the Q rule off)")
+    if not 0 <= o.seed < 2**63:  # torch's generator takes no more; said as solve and eval say it
+        raise ValueError(f"--seed {o.seed}: must be below 2**63")
     if o.wave is not None and o.wave > o.K:
         raise ValueError(f"--wave {o.wave}: a wave holds at most --K ({o.K}) rollouts")
     if o.compile_mode not in COMPILE_MODES:  # before any mode runs, not when fast reaches it
@@ -118,7 +125,17 @@ def run_bench(o: BenchOptions) -> dict:
     loaded, model_desc = load_model(o, device_name)
     cfg = loaded.config
     fps = flops_per_step(cfg)
-    pz = load_puzzles(o, loaded)
+    try:
+        pz = load_puzzles(o, loaded)
+    except (RuntimeError, MemoryError) as e:  # --puzzles 10**9: the token arrays alone
+        if not (isinstance(e, MemoryError) or is_out_of_memory(e)):
+            raise
+        raise PtrmError(f"--puzzles {o.puzzles}: that many puzzles do not fit in memory here",
+                        hint="pass a smaller --puzzles") from None
+    if "curve" in modes and pz.labels is None and pz.verifiers is None:
+        # said now, not as a failed mode after the others have run
+        raise PtrmError(f"--modes curve needs labelled puzzles; {pz.source} has none",
+                        hint="--split golden, or --split val --data DIR")
     P, K, D = pz.inputs.shape[0], o.K, o.D
     fixed_flops = P * K * D * fps
     budget = solver.default_memory(device_name)

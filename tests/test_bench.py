@@ -170,3 +170,51 @@ def test_scaling_alone_on_one_process_prints_its_row_and_says_why_it_is_one():
     assert r.exit_code == 0, r.output
     assert "scaling 1 GPU(s):" in r.stdout and "one process, one device" in r.stdout
     assert "ms/puzzle" not in r.stdout.split("scaling")[0]   # no header over an empty table
+
+
+def test_a_dataset_of_another_family_is_refused_not_run_as_labels_only(tmp_path):
+    """The labels-only fallback (data whose type has no verifier for this model) skipped the
+    vocabulary and length checks: a 4x4-sudoku dataset under the 294-token model ran, and every
+    mode failed on "size of tensor a (100) must match ... (16)" (exit 1)."""
+    import numpy as np
+
+    from ptrm_cli.engine.data import Split, write_dataset
+    from ptrm_cli.vocab import Vocab
+
+    tokens = np.ones((3, 16), np.uint16)
+    ds = write_dataset(tmp_path / "ds4", vocab=Vocab("sudoku4", ("pad", "a", "b")), seq_len=16,
+                       types=["sudoku"], splits={"val": Split(
+                           inputs=tokens, labels=tokens, type=np.zeros(3), puzzle=np.arange(3),
+                           transform=np.zeros(3), puzzle_id=np.zeros(3))})
+    r = CliRunner().invoke(app, [*BENCH, "--split", "val", "--data", str(ds)])
+    assert r.exit_code == 2, r.output
+    assert "uses the 'ppbench' vocabulary but dataset" in r.output and "'sudoku4'" in r.output
+    assert "Traceback" not in r.output
+
+
+@pytest.mark.parametrize("extra, message", [
+    # a ValueError from torch's generator, said without the option
+    (["--seed", str(2**64)], f"--seed {2**64}: must be below 2**63"),
+    # a failed mode (exit 1) after the others had run
+    (["--modes", "eager,curve", "--split", "random"], "--modes curve needs labelled puzzles"),
+    # a list's repr, no option named, no hint of the one meant
+    (["--modes", "fats"], "--modes: unknown mode(s) 'fats' (did you mean fast?)"),
+])
+def test_bench_option_mistakes_name_the_option_before_any_work(monkeypatch, extra, message):
+    monkeypatch.setattr(benchmark, "matmul_peak", lambda *a: pytest.fail("started the work"))
+    r = CliRunner().invoke(app, [*BENCH, *extra])
+    assert r.exit_code == 2 and message in r.output, r.output
+    assert "Traceback" not in r.output
+
+
+def test_puzzles_that_do_not_fit_in_memory_are_one_error(monkeypatch):
+    """--puzzles 1000000000 was an allocator traceback (8 GB of token ids before any mode)."""
+    def too_many(o, loaded):
+        raise RuntimeError("DefaultCPUAllocator: can't allocate memory: you tried to allocate "
+                           "800000000000 bytes")
+
+    monkeypatch.setattr(benchmark, "load_puzzles", too_many)
+    r = CliRunner().invoke(app, [*BENCH, "--split", "random", "--puzzles", "1000000000"])
+    assert r.exit_code == 2, r.output
+    assert "--puzzles 1000000000: that many puzzles do not fit in memory here" in r.output
+    assert "Traceback" not in r.output

@@ -226,3 +226,24 @@ def test_parse_with_an_unknown_codec_name():
 def test_url_ids_find_their_codec(installed_codec):
     lightup = installed_codec("lightup")
     assert registry.get("akari") is lightup
+
+
+@pytest.mark.parametrize("name, meant", [
+    ("sudok", "did you mean 'sudoku'?"),
+    ("akar", "did you mean 'lightup'?"),               # a URL id's near miss: its type
+    ("sudoku-native", "'sudoku-native' is a token family, not a puzzle type; its types: sudoku"),
+])
+def test_an_unknown_type_says_which_was_meant(name, meant):
+    """The list shows families beside the types, and `ptrm codecs sudoku-native` (or a typo)
+    only said "unknown puzzle type" with the whole list."""
+    if not {"sudoku", "lightup"} <= set(registry.registered()):
+        pytest.skip("the built-in codecs are not installed")
+    r = runner.invoke(app, ["codecs", name])
+    assert r.exit_code == 2 and f"unknown puzzle type {name!r}" in r.output, r.output
+    assert meant in r.output and "Traceback" not in r.output
+
+
+def test_a_name_like_none_gets_no_guess():
+    r = runner.invoke(app, ["codecs", "qqqqqq"])
+    assert r.exit_code == 2 and "did you mean" not in r.output and "is a token family" \
+        not in r.output, r.output

@@ -16,6 +16,7 @@ from ptrm_cli.errors import ParseError, PtrmError
 from ptrm_cli.generate.base import Knobs, puzzle_rng
 from ptrm_cli.generate.maze import MazeGenerator, _work, main, make_record
 from ptrm_cli.generate.runner import Job, run
+from ptrm_codecs.maze import MazeCodec
 
 #: TRM's build_maze_dataset: token = CHARSET.index(ch) + 1, 0 = pad
 CHARSET = "# SGo"
@@ -393,3 +394,28 @@ def test_generator_params_are_checked_before_any_work(tmp_path, capsys):
     with pytest.raises(SystemExit) as e:  # argparse's usage error, exit status 2
         main(["--n", "1", "--out", str(out), "-p", "walls_min=0.6", "-p", "walls_max=0.4"])
     assert e.value.code == 2 and "walls_min <= walls_max" in capsys.readouterr().err
+
+
+# -- records whose `answer` grid is not one of small integers ---------------------------------
+
+RECORD_TEXT = "S.o\n#.o\n..G"  # a 3x3 maze, its path drawn in
+
+
+@pytest.mark.parametrize("answer, message", [
+    # int16 of 10**10: an OverflowError, reported by the registry as a bug in the codec
+    ([[3, 2, 10**10], [1, 2, 5], [2, 2, 4]], "answer values must be 1..5"),
+    # 5.9 became 5 without a word
+    ([[3.0, 2.0, 5.9], [1.0, 2.0, 5.0], [2.0, 2.0, 4.0]], "expected the solved maze as text or "
+                                                           "as an integer grid"),
+])
+def test_an_answer_grid_out_of_range_or_not_integer_is_a_parse_error(answer, message):
+    with pytest.raises(ParseError, match=message) as e:
+        MazeCodec().from_record({"type": "maze", "text": RECORD_TEXT.replace("o", "."),
+                                 "answer": answer}, source="m.jsonl", line=7)
+    assert str(e.value).startswith("m.jsonl:7:")
+
+
+def test_an_integer_answer_grid_is_read():
+    puzzle, solution = MazeCodec().from_record(
+        {"type": "maze", "text": RECORD_TEXT, "answer": [[3, 2, 5], [1, 2, 5], [2, 2, 4]]})
+    assert solution.grid.dtype.name == "int16" and int((solution.grid == 5).sum()) == 2

@@ -243,17 +243,21 @@ class MazeCodec(GridCodec):
                 raise ParseError("the answer shows no path ('o')", source=source, line=line)
             return parsed.solution
         try:
-            grid = np.asarray(answer, dtype=np.int16)
-        except (TypeError, ValueError):
+            grid = np.asarray(answer)
+        except (TypeError, ValueError):  # ragged rows
+            grid = None
+        # integers only, checked before any cast: int16 of 10**10 raised OverflowError (a
+        # "bug in the codec"), and 2.7 became 2 without a word
+        if grid is None or grid.dtype.kind not in "iu":
             raise ParseError("answer: expected the solved maze as text or as an integer grid",
-                             source=source, line=line) from None
+                             source=source, line=line)
         if grid.shape != (puzzle.rows, puzzle.cols):
             raise ParseError(f"answer grid is {grid.shape}, the maze is "
                              f"{puzzle.rows}x{puzzle.cols}", source=source, line=line)
         if grid.min() < WALL or grid.max() > PATH:
             raise ParseError("answer values must be 1..5 (wall, free, start, goal, path)",
                              source=source, line=line)
-        return Solution(self.name, grid)
+        return Solution(self.name, grid.astype(np.int16))
 
     # -- writing ---------------------------------------------------------------------------
     def to_text(self, puzzle: Puzzle, solution: Solution | None = None, *,

@@ -544,7 +544,9 @@ def _read_official_yaml(step_path: Path, config_yaml):
     out = {k: v for k, v in arch.items() if k in known}
     ignored = sorted(k for k in arch if k not in known)
     data = doc.get("data_paths") or doc.get("data_path") or []
-    dirs = [str(d) for d in ([data] if isinstance(data, str) else list(data))]
+    # a list as the official run writes it; one path, or any other scalar a hand-edited file
+    # holds, is one entry (list() of a number was a TypeError traceback)
+    dirs = [str(d) for d in (data if isinstance(data, (list, tuple)) else [data])]
     for d in dirs:
         for split in ("test", "train"):
             meta = Path(d) / split / "dataset.json"  # paths are relative to the run's cwd
