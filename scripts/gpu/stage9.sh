@@ -145,7 +145,7 @@ perturb_y() {  # the best with the noise on y, at y's own σ: stage 8's sweep of
     # is the bundled model (session 15 swept 0.2-0.5 with BEST=data/ppb9-best-lean, its bf16)
     setup >/dev/null
     build
-    ev v_new_y "$(left 300)" --split val --data "$DATA" -c "${BEST:-ptrm_cli/models/default}" \
+    ev v_new_y "$(left 560)" --split val --data "$DATA" -c "${BEST:-ptrm_cli/models/default}" \
         --D 16 --det-D 16 --seeds 1 --sigma "${SIGMAS:-0.3,0.5,0.7,1.0}" --perturb y
 }
 
