@@ -32,7 +32,7 @@ import torch
 
 from . import codec as registry
 from .codec import Codec, Family, Parsed, Puzzle, Solution, Violation
-from .errors import ParseError, PtrmError, json_problem
+from .errors import CodecNotFound, ParseError, PtrmError, json_problem
 from .vocab import Vocab
 
 #: what `ptrm solve` reads at most from a file or stdin (a puzzle is a few KB)
@@ -61,6 +61,12 @@ def read_input(spec: str) -> tuple[str, str]:
     URL (the URL carries the puzzle; nothing is downloaded) or, for one-liners such as an
     81-character sudoku, the puzzle text itself."""
     if spec == "-":
+        if _is_terminal(sys.stdin):  # typed or pasted: a silent wait looks like a hang
+            from .console import err_console
+
+            err_console.print("reading the puzzle from stdin: paste or type it, then press "
+                              "Ctrl-D on a line of its own (Ctrl-Z, Enter on Windows)",
+                              style="dim", highlight=False, soft_wrap=True)
         data = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1) if hasattr(sys.stdin, "buffer") \
             else sys.stdin.read(MAX_INPUT_BYTES + 1)
         return _text(data, "<stdin>"), "<stdin>"
@@ -89,9 +95,16 @@ def read_input(spec: str) -> tuple[str, str]:
                              "itself; it does not download files")
     if "\n" in spec or (len(spec) >= 16 and "/" not in spec and "\\" not in spec
                         and not _FILE_EXT.search(spec) and not _NAME.fullmatch(spec)):
-        return spec, "<argument>"
+        return _text(spec, "<argument>"), "<argument>"  # `"$(cat file)"`: as the file reads
     raise PtrmError(f"{spec}: no such file",
                     hint="pass a puzzle file, a quoted puzz.link URL, or - to read stdin")
+
+
+def _is_terminal(stream) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # no stdin, or a closed one
+        return False
 
 
 def _text(data: bytes | str, source: str) -> str:
@@ -103,8 +116,8 @@ def _text(data: bytes | str, source: str) -> str:
 
 
 def _decoded(data: bytes | str, source: str) -> str:
-    if isinstance(data, str):
-        return data
+    if isinstance(data, str):  # the argument itself: a BOM comes with `"$(cat file)"`
+        return data.removeprefix("\ufeff")
     if data[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):  # Windows "Unicode" text
         try:
             return data.decode("utf-16")
@@ -123,16 +136,51 @@ def parse_puzzle(text: str, *, codec: str | None = None,
                  source: str | None = None) -> tuple[Codec, Parsed]:
     """Puzzle text (URL, pzprv3, grid, or one JSON dataset record) -> (codec, parsed).
     Every failure is a ParseError / PtrmError naming the source."""
+    text = _unquoted_url(text)
     stripped = text.strip()
     try:
         if stripped.startswith("{"):
             return _parse_record(stripped, codec=codec, source=source)
         return registry.parse(text, codec=codec, source=source)
+    except CodecNotFound as e:
+        if codec is not None:  # --codec named it: the option is wrong, not the file
+            raise
+        # the input names the type (a URL, a pzprv3 file, a record's pid): say where (the
+        # line, where there are several)
+        several = "\n" in stripped and not stripped.startswith("{")
+        line = _type_line(text) if several else None
+        raise ParseError(str(e), source=source, line=line, hint=e.hint) from None
     except PtrmError:
         raise
     except (ValueError, IndexError, KeyError, TypeError) as e:  # a codec choking on odd input
         raise ParseError(f"cannot read this puzzle ({type(e).__name__}: {e})",
                          source=source) from None
+
+
+def _unquoted_url(text: str) -> str:
+    """A URL whose part after '?' came percent-encoded (`p?akari%2F10%2F10%2F...`, as a form
+    or a redirect link passes it on) decoded, so that its type and size are read; any other
+    text as it is (a '%' is also a number16 character, so only a query without a '/' of its
+    own but with an encoded one is decoded)."""
+    from urllib.parse import unquote
+
+    line = text.strip()
+    head, mark, query = line.partition("?")
+    if not mark or "\n" in line or line.startswith("{") or "/" in query \
+            or "%2f" not in query.lower():
+        return text
+    return head + mark + unquote(query)
+
+
+def _type_line(text: str) -> int:
+    """The line that names the type of a URL or pzprv3 text: the first one that is not blank,
+    or for pzprv3 the one after it (past a `v:` variant line), as `registry.detect` reads."""
+    lines = text.split("\n")
+    k = next((i for i, ln in enumerate(lines) if ln.strip()), 0)
+    if lines[k].strip().startswith("pzprv3"):
+        k = next((i for i in range(k + 1, len(lines))
+                  if lines[i].strip() and not lines[i].strip().startswith("v:")), k)
+    return k + 1
 
 
 def _parse_record(text: str, *, codec: str | None, source: str | None) -> tuple[Codec, Parsed]:

@@ -331,3 +331,23 @@ def test_load_tasks_checks_pairs_grids_and_solutions(tmp_path):
         path = write("bad.json", {tid: task})
         with pytest.raises(ParseError, match=rf"^{tmp_path / 'bad.json'}: {want[tid]}"):
             A.load_tasks(path)
+
+
+def test_render_keeps_a_wide_output_grid_whole_in_a_narrow_terminal(codec):
+    """A 30x30 output is 60 columns wide: a Rich table squeezed it into a 40-column terminal
+    and folded every row in two. Rows stay whole lines; the terminal folds them for display."""
+    import io
+
+    from rich.console import Console
+
+    wide = [[(r + c) % 10 for c in range(30)] for r in range(30)]
+    parsed = codec.parse(json.dumps({"input": [[1, 2], [3, 4]], "output": wide}))
+    out = io.StringIO()
+    Console(file=out, width=40, color_system=None).print(
+        codec.render(parsed.puzzle, parsed.solution), soft_wrap=True)
+    lines = out.getvalue().splitlines()
+    assert lines[0].split() == ["input", "2x2", "output", "(correct)", "30x30"]
+    assert lines[1].split() == ["1", "2", "→"] + [str(v) for v in wide[0]]
+    assert [ln.split()[-30:] for ln in lines[3:31]] == [[str(v) for v in row]
+                                                      for row in wide[2:]]
+    assert len(lines) == 31

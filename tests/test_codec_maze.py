@@ -419,3 +419,19 @@ def test_an_integer_answer_grid_is_read():
     puzzle, solution = MazeCodec().from_record(
         {"type": "maze", "text": RECORD_TEXT, "answer": [[3, 2, 5], [1, 2, 5], [2, 2, 4]]})
     assert solution.grid.dtype.name == "int16" and int((solution.grid == 5).sum()) == 2
+
+
+def test_render_marks_changed_cells_without_colour(maze):
+    """A path through a wall and a wall put on a free cell were drawn as walls in another
+    colour: under NO_COLOR, in a file or a pipe they looked like the maze's own walls."""
+    p = maze.parse("\n".join(OPEN)).puzzle
+    s = maze.parse(draw(OPEN, SHORTEST)).solution
+    assert maze.render(p, s).plain.count("??") == 0
+    bad = Solution("maze", s.grid.copy())
+    bad.grid[1, 1] = 5  # a path cell on a wall
+    bad.grid[2, 2] = 1  # a wall on a free cell
+    bad.grid[0, 0] = 2  # S gone
+    rows = maze.render(p, bad).plain.split("\n")
+    marked = {(r, c) for r, row in enumerate(rows) for c in range(5)
+              if row[2 * c:2 * c + 2] == "??"}
+    assert marked == {(1, 1), (2, 2), (0, 0)}, rows

@@ -41,7 +41,6 @@ import json
 from pathlib import Path
 
 import numpy as np
-from rich.table import Table
 from rich.text import Text
 
 from ptrm_cli import dihedral
@@ -536,17 +535,34 @@ class ArcCodec(Codec):
 
     # -- people ----------------------------------------------------------------------------
     def render(self, puzzle, solution=None):
-        table = Table.grid(padding=(0, 2))
         cols = [grid_text(puzzle.clues, "input")]
         if solution is not None:
             known = puzzle.meta.get("output")
             ok = None if known is None else not self.verify(puzzle, solution)
             title = "output" + ("" if ok is None else (" (correct)" if ok else " (wrong)"))
             cols += [Text("\n→", style="bold"), grid_text(solution.grid, title)]
-        for _ in cols:
-            table.add_column()
-        table.add_row(*cols)
-        return table
+        return side_by_side(cols)
+
+
+def side_by_side(blocks: list[Text], gap: int = 2) -> Text:
+    """Texts as columns, joined line by line into one Text. Not a Rich Table: a table squeezes
+    its columns into the terminal, which folds each row of a wide grid (a 30x30 output is 60
+    columns) into several lines; whole lines stay a grid in a file, and a terminal too narrow
+    for them folds them for display only."""
+    lines = [b.split("\n", allow_blank=True) for b in blocks]
+    widths = [max(ln.cell_len for ln in block) for block in lines]
+    out = Text()
+    for i in range(max(len(block) for block in lines)):
+        row = Text()
+        for j, block in enumerate(lines):
+            part = block[i] if i < len(block) else Text()
+            row.append_text(part)
+            row.append(" " * (widths[j] - part.cell_len + gap))
+        row.rstrip()
+        out.append_text(row)
+        out.append("\n")
+    out.rstrip()
+    return out
 
 
 def grid_text(grid, title: str) -> Text:

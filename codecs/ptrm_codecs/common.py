@@ -50,9 +50,11 @@ class GridCodec(Codec):
             parsed.format = "pzprv3"
             return parsed
         if "?" in first and "/" in first:
-            if len(stripped.splitlines()) > 1:  # e.g. two URLs in one file
+            more = [k for k, ln in enumerate(stripped.splitlines()) if ln.strip()][1:]
+            if more:  # e.g. two URLs in one file, maybe a blank line apart
                 raise ParseError("expected one puzzle: a URL, then more text on this line "
-                                 "(one puzzle per file)", source=source, line=first_line + 1)
+                                 "(one puzzle per file)", source=source,
+                                 line=first_line + more[0])
             url = formats.parse_url(first, source=source)
             if url.urlid.lower() not in self.url_ids:
                 raise ParseError(f"URL is a {url.urlid!r} puzzle, not {self.name!r}", source=source)

@@ -373,17 +373,19 @@ class MazeCodec(GridCodec):
         for r in range(puzzle.rows):
             for c in range(puzzle.cols):
                 v, clue = int(grid[r, c]), int(puzzle.clues[r, c])
-                if v == PATH:
-                    out.append("██" if clue == WALL else "••",
-                               style="bold red" if clue == WALL else "bold yellow")
+                if v != clue and not (v == PATH and clue == FREE):
+                    # the maze changed there (a path through a wall, a wall or S moved, a pad
+                    # token): marked by its text, not by colour alone, which NO_COLOR, a file
+                    # or a pipe loses (a red wall then looked like any wall)
+                    out.append("??", style="bold red")
+                elif v == PATH:
+                    out.append("••", style="bold yellow")
                 elif v == WALL:
-                    out.append("██", style="bright_black" if clue == WALL else "red")
+                    out.append("██", style="bright_black")
                 elif v in (START, GOAL):
                     out.append(" S" if v == START else " G", style="bold green")
-                elif v == FREE:
-                    out.append("  " if clue == FREE else "??", style="" if clue == FREE else "red")
                 else:
-                    out.append("??", style="red")
+                    out.append("  ")
             if r < puzzle.rows - 1:
                 out.append("\n")
         return out

@@ -255,11 +255,7 @@ def _json(res: "solver.SolveResult", parsed, source: str, matches, s: dict) -> d
     from .. import codec as registry
 
     c = res.codec
-    with registry.contract(c, "to_pzprv3"):
-        try:
-            pzprv3 = c.to_pzprv3(res.puzzle, res.solution)
-        except PtrmError:  # a type with no pzprv3 form
-            pzprv3 = None
+    pzprv3 = _pzprv3(c, res.puzzle, res.solution)
     with registry.contract(c, "solution_url"):
         url = c.solution_url(res.puzzle, res.solution)
     return {
@@ -285,6 +281,28 @@ def _json(res: "solver.SolveResult", parsed, source: str, matches, s: dict) -> d
     }
 
 
+def _pzprv3(c, puzzle, solution) -> str | None:
+    """The answer as pzprv3 text that reads back as this puzzle; None for a type with no
+    pzprv3 form. A codec's usual form may not hold every puzzle of its type: heyawake's, the
+    file the vendored pzpr.js writes, keeps room ids, which lose a loose border (a wall that
+    closes no room; PPBench golden has one), so read back it was another puzzle. Such a codec
+    takes `filever` for a later form that holds it (heyawake's upstream pzprv3.1)."""
+    import inspect
+
+    from .. import codec as registry
+
+    with registry.contract(c, "to_pzprv3"):
+        try:
+            text = c.to_pzprv3(puzzle, solution)
+        except PtrmError:
+            return None
+        with registry.contract(c, "parse", reading="puzzle", source="its own pzprv3 text"):
+            same = c.key(c.parse(text).puzzle) == c.key(puzzle)
+        if not same and "filever" in inspect.signature(c.to_pzprv3).parameters:
+            text = c.to_pzprv3(puzzle, solution, filever=1)
+    return text
+
+
 def _show(res: "solver.SolveResult", matches, s: dict) -> None:
     from .. import codec as registry
     from .. import solver
@@ -296,7 +314,9 @@ def _show(res: "solver.SolveResult", matches, s: dict) -> None:
     except registry.CodecBug as e:
         raise registry.CodecBug(str(e), hint=f"{e.hint}; --json gives the answer without "
                                              "drawing it") from e
-    console.print(drawn)
+    # soft wrap: a grid wider than the terminal (COLUMNS=40, a 30x30 maze) keeps its lines
+    # whole, for the terminal to fold, instead of Rich breaking them mid-row
+    console.print(drawn, soft_wrap=True)
     if not _judges(res):
         console.print(f"[bold]answered[/], not judged: a lone {c.name} grid has no known output "
                       "to check against (give the task file and --task ID for its demos)",

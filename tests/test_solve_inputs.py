@@ -1,0 +1,151 @@
+"""`ptrm solve` as a puzzle person meets it: how it reads what they paste or save, and how the
+answer looks where they read it (a narrow terminal, no colour). Each test is a bug found by
+trying; tests/test_solve.py has the formats, exit codes and the JSON schema."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from ptrm_cli.app import app
+
+from fixtures_models import installed_codecs, save_tiny_checkpoint
+
+
+@pytest.fixture(scope="module")
+def ckpt(tmp_path_factory):
+    from ptrm_codecs.families import PPBENCH
+
+    return save_tiny_checkpoint(tmp_path_factory.mktemp("model") / "tiny", PPBENCH.vocab)
+
+
+def need(*types):
+    missing = [t for t in types if t not in installed_codecs()]
+    if missing:
+        pytest.skip(f"codec(s) {', '.join(missing)} not installed")
+
+
+def ptrm(*args, input=None):
+    result = CliRunner().invoke(app, [str(a) for a in args], input=input)
+    assert "Traceback" not in result.output, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), \
+        repr(result.exception)
+    return result
+
+
+# -- the answer as drawn ------------------------------------------------------------------------
+
+def test_a_grid_wider_than_the_terminal_keeps_its_rows_whole(ckpt, monkeypatch):
+    """COLUMNS=40 and a 10-column heyawake (41 characters a row): Rich broke every row in two,
+    the wall at its right edge alone on the next line."""
+    need("heyawake")
+    from ptrm_cli.console import console
+
+    monkeypatch.setattr(console, "width", 40)
+    grid = "heyawake\n" + "0 0 0 0 0 1 1 1 1 1\n" * 2 + "\n" + ". . . . . . . . . .\n" * 2
+    r = ptrm("solve", "-", "-c", ckpt, "--K", 1, "--D", 1, input=grid)
+    assert r.exit_code in (0, 1), r.output
+    lines = r.stdout.splitlines()
+    edge = "·" + "───·" * 10
+    assert lines[0] == edge and lines[4] == edge, r.stdout
+    assert all(len(ln) == 41 and ln[0] == ln[-1] == "│" for ln in (lines[1], lines[3]))
+
+
+# -- what --json writes reads back ------------------------------------------------------------
+
+def test_the_json_pzprv3_reads_back_as_the_same_puzzle(ckpt):
+    """A heyawake with a loose border (a wall that closes no room; PPBench golden has this
+    one): --json wrote the room-id pzprv3 form, which has no place for it, so feeding the
+    answer back read a puzzle with other rules."""
+    need("heyawake")
+    import json
+
+    from ptrm_cli import solver
+
+    url = "https://puzz.link/p?heyawake/8/8/022gkf3gc2007o00o01s01v07"
+    r = ptrm("solve", url, "-c", ckpt, "--K", 1, "--D", 1, "--json")
+    assert r.exit_code in (0, 1), r.output
+    out = json.loads(r.stdout)
+    _, given = solver.parse_puzzle(url)
+    _, back = solver.parse_puzzle(out["solution"]["pzprv3"])
+    assert back.puzzle.clues == given.puzzle.clues
+    assert back.solution.grid.tolist() == out["solution"]["grid"]
+
+
+# -- one clear message, naming the file and line ---------------------------------------------
+
+def test_a_type_the_file_names_but_no_codec_reads_names_the_file(ckpt, tmp_path):
+    """`pzprv3\\nslither\\n...` and `?slither/...` said only "unknown puzzle type 'slither'":
+    not which file, nor which line."""
+    (tmp_path / "a.pzprv3").write_text("pzprv3\nv:x\nslither\n3\n3\n. . . \n")
+    (tmp_path / "b.url").write_text("\nhttps://puzz.link/p?slither/3/3/abc\n")
+    (tmp_path / "c.json").write_text('{"pid": "slither", "puzzlink_url": "x"}\n')
+    for name, where in (("a.pzprv3", "a.pzprv3:3:"), ("b.url", "b.url:"), ("c.json", "c.json:")):
+        r = ptrm("solve", tmp_path / name, "-c", ckpt)
+        assert r.exit_code == 2, r.output
+        assert f"{where} unknown puzzle type 'slither'" in " ".join(r.output.split()), r.output
+    # --codec naming no type is the option's mistake, not the file's
+    r = ptrm("solve", tmp_path / "b.url", "-c", ckpt, "--codec", "slither")
+    assert r.exit_code == 2 and "error: unknown puzzle type 'slither'" in r.output, r.output
+
+
+def test_two_urls_a_blank_line_apart_name_the_second(ckpt, tmp_path):
+    """The error named line 2, the blank one, as where the second puzzle starts."""
+    need("lightup")
+    url = "https://puzz.link/p?akari/2/2/j"
+    (tmp_path / "two.txt").write_text(f"{url}\n\n{url}\n")
+    r = ptrm("solve", tmp_path / "two.txt", "-c", ckpt)
+    assert r.exit_code == 2 and "two.txt:3: expected one puzzle" in r.output, r.output
+
+
+def test_dash_at_a_terminal_says_it_is_waiting_for_the_puzzle(monkeypatch, capsys):
+    """`ptrm solve -` typed at a terminal, nothing piped: it waited in silence, like a hang."""
+    import io
+    import sys
+
+    from ptrm_cli import solver
+
+    class Terminal(io.TextIOWrapper):
+        def isatty(self):
+            return True
+
+    url = "https://puzz.link/p?akari/2/2/j"
+    monkeypatch.setattr(sys, "stdin", Terminal(io.BytesIO(url.encode() + b"\n")))
+    assert solver.read_input("-") == (url + "\n", "<stdin>")
+    assert "reading the puzzle from stdin" in capsys.readouterr().err
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(url.encode())))  # a pipe
+    assert solver.read_input("-")[0] == url and capsys.readouterr().err == ""
+
+
+def test_a_percent_encoded_url_reads_as_the_url(ckpt):
+    """`?akari%2F2%2F2%2Fh` (the query as a form or a redirect link encodes it) said "cannot
+    tell the puzzle type: expected a puzz.link URL", of a puzz.link URL."""
+    need("lightup")
+    import json
+
+    plain = "https://puzz.link/p?akari/2/2/j"
+    outs = []
+    for url in (plain, plain.replace("akari/2/2/", "akari%2F2%2F2%2F"),
+                plain.replace("akari/2/2/", "akari%2f2%2f2%2f")):
+        r = ptrm("solve", url, "-c", ckpt, "--K", 1, "--D", 1, "--json")
+        assert r.exit_code in (0, 1), r.output
+        outs.append(json.loads(r.stdout))
+    assert all(o["type"] == "lightup" and o["format"] == "url" for o in outs)
+    assert outs[0]["solution"] == outs[1]["solution"] == outs[2]["solution"]
+
+
+def test_text_given_as_the_argument_reads_as_the_same_file_would(ckpt, tmp_path):
+    """`ptrm solve "$(cat puzzle.pzprv3)"` of a file saved on Windows (a BOM): "cannot tell
+    the puzzle type", while the file itself was read; its line ends, too, are a file's."""
+    need("shakashaka")
+    import json
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "examples" / "puzzles" /
+            "shakashaka.pzprv3").read_text()
+    for inline in ("\ufeff" + text.replace("\n", "\r\n"), text.replace("\n", "\r")):
+        r = ptrm("solve", inline, "-c", ckpt, "--K", 1, "--D", 1, "--json")
+        assert r.exit_code in (0, 1), r.output
+        out = json.loads(r.stdout)
+        assert (out["type"], out["format"], out["source"]) == ("shakashaka", "pzprv3",
+                                                                "<argument>")
