@@ -171,7 +171,9 @@ def test_config_values_out_of_range(tmp_path):
             load_config(path, [item])
     for item, match in (("train.beta1=1.5", r"train.beta1 must be in \[0, 1\)"),
                         ("train.beta2=-0.1", r"train.beta2 must be in \[0, 1\)"),
-                        ("train.lr_min_ratio=-1", "train.lr_min_ratio must be >= 0"),
+                        ("train.lr_min_ratio=-1", r"train.lr_min_ratio must be in \[0, 1\]"),
+                        # a floor above 1 made the "cosine decay" a rise to it
+                        ("train.lr_min_ratio=2", r"train.lr_min_ratio must be in \[0, 1\]"),
                         ("train.q_loss_weight=-1", "train.q_loss_weight must be >= 0"),
                         ("eval.steps=0", r"eval.steps must be >= 1 \(or null\)"),
                         ("eval.batch_size=0", r"eval.batch_size must be >= 1 \(or null\)"),
@@ -179,6 +181,26 @@ def test_config_values_out_of_range(tmp_path):
                         ("resume.rewarmup_steps=-5", "resume.rewarmup_steps must be >= 0")):
         with pytest.raises(PtrmError, match=match):
             check_config(load_config(path, [item]))
+
+
+def test_config_key_and_set_value_mistakes_are_one_message(tmp_path):
+    """A YAML key that is a number was a TypeError (joining the unknown keys), a --set value
+    that is not YAML was PyYAML's traceback, and a section left empty in the file (`train:`,
+    its keys commented out) was "train is not a section" to --set. A mistyped key names the
+    nearest known one."""
+    path = tmp_path / "c.yaml"
+    path.write_text("data: {path: d}\n1: 2\n")
+    with pytest.raises(PtrmError, match=r"config: unknown key\(s\) 1$"):
+        load_config(path)
+    path.write_text("data: {path: d}\ntrain:\n#  lr: 1.0e-3\n")
+    assert load_config(path, ["train.max_steps=5"]).train.max_steps == 5
+    with pytest.raises(PtrmError, match=r"--set 'train.lr=\[1': '\[1' is not a YAML value"):
+        load_config(path, ["train.lr=[1"])
+    with pytest.raises(PtrmError, match=r"section train: unknown key\(s\) lrr \(did you mean "
+                                        r"lr\?\)"):
+        load_config(path, ["train.lrr=1"])
+    with pytest.raises(PtrmError, match=r"unknown key\(s\) trian \(did you mean train\?\)"):
+        load_config(path, ["trian.lr=1"])
 
 
 def test_a_config_without_a_dataset_is_refused_before_any_run_dir(tmp_path, monkeypatch):
@@ -727,6 +749,80 @@ def test_a_warm_start_compares_weights_not_settings_they_do_not_fix():
     att = TRMConfig(vocab_size=11, seq_len=16, **TINY_ATT)
     assert set(_differences(dataclasses.replace(att, num_heads=1), att, warm=True)) == \
         {"num_heads"}  # attention heads matter where there is attention
+
+
+def test_run_dir_compile_mode_and_init_from_mistakes_are_one_message(sudoku4, reference_run,
+                                                                   tmp_path, capsys):
+    """A run_dir that is a dataset or a checkpoint folder got the run written into it; an
+    unknown train.compile_mode was torch's RuntimeError, a traceback; --init-from a run folder
+    did not say which of its checkpoints to take; a train.epochs too small for one update was
+    reported as "train.max_steps is 0"."""
+    data = write_sudoku4(tmp_path / "data", n_train=64, n_val=16)
+    ckpt = tmp_path / "step_12"
+    shutil.copytree(reference_run / "checkpoints" / "step_12", ckpt)
+    for folder, what in ((data, "a dataset"), (ckpt, "a checkpoint")):
+        before = sorted(p.name for p in folder.iterdir())
+        with pytest.raises(PtrmError, match=f"run_dir {folder} is {what} folder"):
+            train(None, base=config(folder, data))
+        assert sorted(p.name for p in folder.iterdir()) == before
+    with pytest.raises(PtrmError, match="config train.compile_mode 'fast'"):
+        train(None, base=config(tmp_path / "c", data,
+                                train={"compile": True, "compile_mode": "fast"}))
+    with pytest.raises(PtrmError, match="is not a ptrm checkpoint folder") as e:
+        train(None, base=config(tmp_path / "w", data), init_from=str(reference_run))
+    assert f"--init-from {reference_run / 'checkpoints' / 'best'}" in e.value.hint
+    capsys.readouterr()
+    train(None, base=config(tmp_path / "e", data, train={"max_steps": None, "epochs": 0.1}))
+    assert "train.epochs 0.1 x 64 examples / global batch 16 = 0 updates" in \
+        capsys.readouterr().err
+
+
+def test_exact_resume_refuses_another_training_split_or_other_rows(sudoku4, reference_run,
+                                                                   tmp_path):
+    """Exact resume compared meta.json's fingerprint only: a run resumed on another split
+    (data.train_split) or on a hand-written dataset rebuilt with other puzzles of the same
+    counts (the same meta.json) went on from the saved data position as if nothing changed."""
+    run = tmp_path / "run"
+    shutil.copytree(reference_run / "checkpoints" / "step_8", run / "checkpoints" / "step_8")
+    other = write_sudoku4(tmp_path / "other", seed=1)
+    assert (other / "meta.json").read_bytes() == (sudoku4 / "meta.json").read_bytes()
+    val = config(run, sudoku4)
+    val["data"]["train_split"] = "val"
+    for doc, what in ((val, "training split, .*: train_split was train, now val"),
+                      (config(run, other), "the training split's rows differ")):
+        with pytest.raises(PtrmError, match=what) as e:
+            train(None, base=doc, resume=True)
+        assert "resume.weights_only=true" in e.value.hint
+    assert train(None, base=config(run, other, resume={"weights_only": True}),
+                 resume=True)["step"] == 12
+
+
+def test_an_abort_without_saving_says_where_the_run_can_go_on(sudoku4, reference_run, tmp_path,
+                                                             monkeypatch):
+    """A second Ctrl-C (or one before training began) said only "interrupted": not whether
+    a checkpoint was left, nor the command that continues from it."""
+    import yaml
+    from typer.testing import CliRunner
+
+    from ptrm_cli.app import app
+    from ptrm_cli.engine import train as engine_train
+
+    def abort(*args, **kw):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(engine_train, "train", abort)
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(yaml.safe_dump(config(tmp_path / "run", sudoku4)))
+    r = CliRunner().invoke(app, ["train", str(cfg)])
+    assert r.exit_code == 130
+    assert "aborted without saving; no checkpoint was written" in " ".join(r.output.split())
+    step = tmp_path / "run" / "checkpoints" / "step_8"
+    shutil.copytree(reference_run / "checkpoints" / "step_8", step)
+    r = CliRunner().invoke(app, ["train", str(cfg), "--set", "train.max_steps=20"])
+    assert r.exit_code == 130
+    assert f"the newest checkpoint is {step}; continue with: " + shlex.join(
+        ["ptrm", "train", str(cfg), "--set", "train.max_steps=20", "--resume"]) in \
+        " ".join(r.output.split())
 
 
 def test_new_run_refuses_a_used_run_dir(sudoku4, reference_run):

@@ -63,6 +63,12 @@ def train(
         err_console.print(f"[yellow]{esc(e)}[/]; continue with: {esc(again)}", highlight=False,
                           soft_wrap=True)
         raise typer.Exit(130)
+    except KeyboardInterrupt:  # a second Ctrl-C, or one before training began: nothing saved
+        if int(os.environ.get("RANK", "0")) == 0:
+            err_console.print(f"[yellow]aborted without saving[/]; "
+                              f"{esc(_after_abort(config, set_, again))}", highlight=False,
+                              soft_wrap=True)
+        raise typer.Exit(130)
     except RuntimeError as e:  # torch.OutOfMemoryError too
         if not is_out_of_memory(e):
             raise
@@ -86,6 +92,19 @@ def _resume_command(config: str, sets: list[str], gpus: int | None, device: str 
     if device is not None:
         words += ["--device", device]
     return shlex.join(words + ["--resume"])
+
+
+def _after_abort(config: str, sets: list[str], again: str) -> str:
+    """Where a run aborted without saving can go on from: its newest checkpoint, if any."""
+    from pathlib import Path
+
+    from ..engine.train_checkpoint import checkpoints
+    from ..engine.train_config import load_config
+
+    found = checkpoints(Path(load_config(config, sets).run_dir) / "checkpoints")
+    if not found:
+        return "no checkpoint was written: the same command starts the run again"
+    return f"the newest checkpoint is {found[-1][1]}; continue with: {again}"
 
 
 def _launch_torchrun(gpus: int, config: str, sets: list[str], resume: bool,

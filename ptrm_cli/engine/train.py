@@ -34,6 +34,7 @@ import torch.distributed as dist
 from ..atomic import exclusive
 from ..errors import PtrmError
 from . import distributed
+from .checkpoint import CONFIG as CKPT_CONFIG
 from .data import Dataset
 from .train_config import load_config
 from .train_data import BatchStream
@@ -62,6 +63,12 @@ def train(config: str | os.PathLike | None, sets: list[str] | tuple = (), *, res
     run_dir = Path(cfg.run_dir)
     if run_dir.exists() and not run_dir.is_dir():
         raise PtrmError(f"run_dir {run_dir} is a file", hint="set run_dir to a folder")
+    # a run written into a dataset or a checkpoint would mix its files into theirs
+    for name, what in (("meta.json", "a dataset"), (CKPT_CONFIG, "a checkpoint")):
+        if (run_dir / name).is_file():
+            raise PtrmError(f"run_dir {run_dir} is {what} folder (it has {name})",
+                            hint="set run_dir to a folder of its own, e.g. --set "
+                                 "run_dir=runs/NAME")
     dist_info = setup_distributed(cfg.device)
     try:
         # one run per run_dir (rank 0 writes it): a second would mix its checkpoints in

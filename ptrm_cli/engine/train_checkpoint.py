@@ -100,7 +100,8 @@ def write_train_state(tr: Trainer, folder: Path, slots: dict | None,
     state = {
         "format": STATE_FORMAT, "step": tr.step, "total_steps": tr.total_steps,
         "stream": tr.stream.state(),
-        "data": {"fingerprint": tr.fingerprint, "seed": tr.cfg.seed,
+        "data": {"fingerprint": tr.fingerprint, "train_split": tr.cfg.data.train_split,
+                 "rows": rows_digest(tr.train_split), "seed": tr.cfg.seed,
                  "global_batch_size": tr.G, "sampling": tr.cfg.data.sampling,
                  "path": str(tr.dataset.path)},
         "optimizer": {"step": t, "lr_scale": tr.lr_scale(max(tr.step, 1))},
@@ -227,10 +228,13 @@ def restore(tr: Trainer, path: Path, *, exact: bool) -> None:
             if V == len(data.vocab) else None)
         ckpt_cfg, weights = model.config, model.state_dict()
     elif not (path / CKPT_CONFIG).exists():
+        run = path / "checkpoints"   # a run folder given for one of its checkpoints
         raise PtrmError(f"{path}: no such file or directory" if not path.exists() else
                         f"{path} is not a ptrm checkpoint folder (no {CKPT_CONFIG})",
-                        hint="--init-from takes a checkpoint folder (`ptrm train` writes them "
-                             "in RUN_DIR/checkpoints) or an official TRM step_N file")
+                        hint=f"{path} is a run folder: --init-from {run / 'best'} (or "
+                             f"{run / 'last'})" if run.is_dir() else
+                        "--init-from takes a checkpoint folder (`ptrm train` writes them in "
+                        "RUN_DIR/checkpoints) or an official TRM step_N file")
     else:
         doc, ckpt_cfg, vocab = ck.read_config(path)
         tr.inherited_trained_on = (doc.get("meta") or {}).get("trained_on")
@@ -278,20 +282,27 @@ def restore(tr: Trainer, path: Path, *, exact: bool) -> None:
         raise PtrmError(f"{path}/train_state.json: format {state.get('format')!r} is not "
                         f"{STATE_FORMAT!r}")
     tr.step = int(state["step"])
-    was, now = state["data"], {"fingerprint": tr.fingerprint, "seed": tr.cfg.seed,
+    was, now = state["data"], {"fingerprint": tr.fingerprint,
+                               "train_split": tr.cfg.data.train_split,
+                               "rows": rows_digest(tr.train_split), "seed": tr.cfg.seed,
                                "global_batch_size": tr.G, "sampling": tr.cfg.data.sampling}
-    changed = [k for k in now if was[k] != now[k]]
+    # (checkpoints written before train_split and rows were recorded have neither)
+    changed = [k for k in now if was.get(k, now[k]) != now[k]]
+    if "fingerprint" in changed and "rows" in changed:  # one difference, said once
+        changed.remove("rows")
     # the best so far holds only where it was measured: on this dataset's validation split
     same_data = "fingerprint" not in changed
     tr.best = state.get("best") if exact or (tr.cfg.resume.weights_only and same_data) \
         else None
     if exact:
         if changed:
-            what = "; ".join("the dataset differs (its contents, fingerprint)" if k ==
-                             "fingerprint" else f"{k} was {was[k]}, now {now[k]}"
+            said = {"fingerprint": "the dataset differs (its contents, fingerprint)",
+                    "rows": "the training split's rows differ (same meta.json)"}
+            what = "; ".join(said.get(k) or f"{k} was {was[k]}, now {now[k]}"
                              for k in changed)
-            raise PtrmError(f"{path}: exact resume needs the same dataset, seed, global "
-                            f"batch size and sampling as the run that wrote it: {what}",
+            raise PtrmError(f"{path}: exact resume needs the same dataset, training split, "
+                            f"seed, global batch size and sampling as the run that wrote it: "
+                            f"{what}",
                             hint="resume with --set resume.weights_only=true to keep only "
                                  "the weights")
         moments = _load_tensors(path, "optimizer")
@@ -383,6 +394,19 @@ def _set_rng(state: dict) -> None:
         torch.set_rng_state(dec(state["torch_cpu"]))
     if "torch_cuda" in state and torch.cuda.is_available():
         torch.cuda.set_rng_state(dec(state["torch_cuda"]))
+
+
+def rows_digest(split) -> str:
+    """A digest of a split's contents, from at most 4,096 evenly spaced rows (read through the
+    memory map: hashing all of a big split would slow every start). The fingerprint is
+    meta.json's, which a dataset written by hand (DATASET_FORMAT.md) keeps through a rebuild
+    with other puzzles of the same counts."""
+    n = len(split)
+    rows = np.unique(np.linspace(0, n - 1, min(n, 4096)).astype(np.int64))
+    h = hashlib.sha256(str(n).encode())
+    for a in (split.inputs, split.labels, split.puzzle_id):
+        h.update(np.ascontiguousarray(a[rows]).tobytes())
+    return h.hexdigest()[:16]
 
 
 def dataset_fingerprint(ds: Dataset) -> str:

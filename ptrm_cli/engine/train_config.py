@@ -5,6 +5,7 @@ checks that name the key, and the model config completed from the dataset."""
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
 import os
 import typing
@@ -152,12 +153,20 @@ def load_config(path: str | os.PathLike | None = None, sets: list[str] | tuple =
             raise PtrmError(f"--set {item!r}: {key.strip()!r} has an empty part: "
                             f"expected SECTION.KEY=VALUE, e.g. train.lr=3e-4")
         for i, k in enumerate(parents):
-            node = node.setdefault(k, {})
+            if node.get(k) is None:  # a section left empty in the file (`train:`) is null
+                node[k] = {}
+            node = node[k]
             if not isinstance(node, dict):
                 earlier = set_by.get(tuple(parents[:i + 1]))
                 raise PtrmError(f"--set {item!r}: {k} is not a section" +
                                 (f" (--set {earlier!r} made it a value)" if earlier else ""))
-        node[last] = yaml.safe_load(value) if value.strip() else None
+        try:
+            node[last] = yaml.safe_load(value) if value.strip() else None
+        except yaml.YAMLError as e:
+            raise PtrmError(f"--set {item!r}: {value.strip()!r} is not a YAML value: "
+                            f"{getattr(e, 'problem', None) or e}",
+                            hint="VALUE is YAML: a list is [a, b]; quote text that YAML "
+                                 "would read otherwise: --set 'KEY=\"[a\"'") from None
         set_by[tuple(parents) + (last,)] = item
     return _build(Config, doc, "")
 
@@ -200,10 +209,14 @@ def _build(cls, doc, where: str):
         raise PtrmError(f"config {where or 'file'}: expected a mapping, got {doc!r}")
     hints = typing.get_type_hints(cls)
     names = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(doc) - names)
+    # str(): YAML keys may be numbers or booleans (`1: 2`, `yes: 3`)
+    unknown = sorted(str(k) for k in set(doc) - names)
     if unknown:
+        near = [m for k in unknown for m in difflib.get_close_matches(k, names, n=1)]
         raise PtrmError(f"config{' section ' + where if where else ''}: unknown key(s) "
-                        f"{', '.join(unknown)}", hint=f"known keys: {', '.join(sorted(names))}")
+                        f"{', '.join(unknown)}"
+                        + (f" (did you mean {', '.join(near)}?)" if near else ""),
+                        hint=f"known keys: {', '.join(sorted(names))}")
     kwargs = {}
     for name, value in doc.items():
         hint, key = hints[name], f"{where}.{name}" if where else name
@@ -266,10 +279,12 @@ def check_config(cfg: Config) -> None:
         bad.append(f"train.loss_type must be one of {', '.join(LOSS_TYPES)}, not {t.loss_type!r}")
     if cfg.seed < 0:
         bad.append("seed must be >= 0")
-    for key in ("lr", "lr_min_ratio", "puzzle_emb_lr", "weight_decay",
-                "puzzle_emb_weight_decay", "q_loss_weight"):
+    for key in ("lr", "puzzle_emb_lr", "weight_decay", "puzzle_emb_weight_decay",
+                "q_loss_weight"):
         if getattr(t, key) < 0:
             bad.append(f"train.{key} must be >= 0")
+    if not 0 <= t.lr_min_ratio <= 1:  # the cosine's floor: above 1 the lr would rise to it
+        bad.append("train.lr_min_ratio must be in [0, 1] (1: constant after warm-up)")
     for key in ("beta1", "beta2"):
         if not 0 <= getattr(t, key) < 1:
             bad.append(f"train.{key} must be in [0, 1)")

@@ -230,7 +230,11 @@ class Trainer:
         eval_model = self.ema.model if self.ema else self.model
         self.eval_step = eval_model.step
         if t.compile:
-            step_fn = torch.compile(self.model.step, mode=t.compile_mode)
+            try:
+                step_fn = torch.compile(self.model.step, mode=t.compile_mode)
+            except RuntimeError as e:  # an unknown mode, before anything is compiled
+                raise PtrmError(f"config train.compile_mode {t.compile_mode!r}: {e}",
+                                hint="null is torch.compile's default") from None
             self.eval_step = torch.compile(eval_model.step, mode=t.compile_mode)
         # CUDA graphs (reduce-overhead, max-autotune) write every replay's outputs into the same
         # buffers, so a carry that outlives the next call of its graph must be copied out
@@ -471,9 +475,12 @@ class Trainer:
                 print(f"continuing at step {self.step} of {self.total_steps} from "
                       f"{self.resumed_from}", file=sys.stderr)
             if self.step >= self.total_steps:
+                t = cfg.train
+                limit = (f"train.max_steps is {t.max_steps}" if t.max_steps is not None else
+                         f"train.epochs {t.epochs:g} x {self.stream.examples_per_epoch:g} "
+                         f"examples / global batch {self.G} = {self.total_steps} updates")
                 print(f"warning: nothing to train: the run is at step {self.step} and "
-                      f"train.max_steps is {self.total_steps} (raise it to train more)",
-                      file=sys.stderr)
+                      f"{limit} (raise it to train more)", file=sys.stderr)
         old_handlers = self._install_signal_handlers()
         t0, s0 = time.perf_counter(), self.step
         try:
