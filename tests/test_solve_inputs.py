@@ -5,32 +5,15 @@ trying; tests/test_solve.py has the formats, exit codes and the JSON schema."""
 from __future__ import annotations
 
 import pytest
-from typer.testing import CliRunner
 
-from ptrm_cli.app import app
-
-from fixtures_models import installed_codecs, save_tiny_checkpoint
-
-
-@pytest.fixture(scope="module")
-def ckpt(tmp_path_factory):
-    from ptrm_codecs.families import PPBENCH
-
-    return save_tiny_checkpoint(tmp_path_factory.mktemp("model") / "tiny", PPBENCH.vocab)
+from fixtures_models import installed_codecs
+from test_solve import ckpt, ptrm  # noqa: F401 (fixture)
 
 
 def need(*types):
     missing = [t for t in types if t not in installed_codecs()]
     if missing:
         pytest.skip(f"codec(s) {', '.join(missing)} not installed")
-
-
-def ptrm(*args, input=None):
-    result = CliRunner().invoke(app, [str(a) for a in args], input=input)
-    assert "Traceback" not in result.output, result.output
-    assert result.exception is None or isinstance(result.exception, SystemExit), \
-        repr(result.exception)
-    return result
 
 
 # -- the answer as drawn ------------------------------------------------------------------------
