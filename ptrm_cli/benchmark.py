@@ -57,7 +57,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import difflib
 import json
 import math
 import platform
@@ -74,7 +73,7 @@ from .bench_report import device_desc, jsonable, line, table
 from .bench_setup import (FORMAT, MODES, BenchOptions, Puzzles, load_model, load_puzzles, log,
                           random_7m, random_tiny)
 from .devices import resolve_device
-from .errors import PtrmError, is_out_of_memory
+from .errors import PtrmError, did_you_mean, is_out_of_memory
 
 __all__ = ["FORMAT", "KERNEL_KINDS", "MODES", "BenchOptions", "Puzzles", "agreement",
            "load_model", "load_puzzles", "main", "matmul_peak", "parser", "random_7m",
@@ -99,11 +98,9 @@ def run_bench(o: BenchOptions) -> dict:
     modes = [m for m in o.modes if m]
     bad = [m for m in modes if m not in MODES + ("scaling",)]
     if bad:
-        near = [n for m in bad for n in difflib.get_close_matches(m.lower(), MODES + ("scaling",),
-                                                                  n=1)]
         raise ValueError(f"--modes: unknown mode(s) {', '.join(map(repr, bad))}"
-                         + (f" (did you mean {', '.join(near)}?)" if near else "")
-                         + f"; choose from {', '.join(MODES)}, scaling")
+                         f"{did_you_mean(bad, MODES + ('scaling',))}; choose from "
+                         f"{', '.join(MODES)}, scaling")
     modes = list(dict.fromkeys(modes))  # a mode named twice runs once
     if not 0 <= o.sigma < math.inf:  # NaN fails this too
         raise ValueError(f"--sigma {o.sigma}: expected a finite number >= 0")

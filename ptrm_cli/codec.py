@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import CodecNotFound, ParseError, PtrmError
+from .errors import CodecNotFound, ParseError, PtrmError, did_you_mean
 from .vocab import PAD, Vocab
 
 ENTRY_POINT_GROUP = "ptrm.codecs"
@@ -452,28 +452,25 @@ def get(name: str) -> Codec:
     found = type_named(name)
     if found is None:
         known = ", ".join(sorted(_load())) or "none"
-        meant = _meant(name)
         raise CodecNotFound(f"unknown puzzle type {name!r} (installed codecs: {known})"
-                            + (f"; {meant}" if meant else ""),
+                            f"{_meant(name)}",
                             hint=_broken_plugin(name)
                             or "`ptrm codecs` lists them; plugins add more")
     return found
 
 
-def _meant(name: str) -> str | None:
+def _meant(name: str) -> str:
     """What an unknown type name was likely meant as: a token family's name (`ptrm codecs`
     lists families beside the types), or a near miss of a type's name or URL id ("sudok")."""
-    import difflib
-
     word = name.strip().lower()
     codecs = {t: reg.codec for t, reg in _load().items()}
     users = sorted(t for t, c in codecs.items() if any(f.name.lower() == word
                                                         for f in c.families))
     if users:
-        return f"{name!r} is a token family, not a puzzle type; its types: {', '.join(users)}"
-    words = {w.lower(): t for t, c in codecs.items() for w in (t, *c.url_ids)}
-    near = difflib.get_close_matches(word, words, n=1)
-    return f"did you mean {words[near[0]]!r}?" if near else None
+        return f"; {name!r} is a token family, not a puzzle type; its types: {', '.join(users)}"
+    # a URL id ("akari") stands for its type: the type is what is suggested
+    return did_you_mean([word], {w: t for t, c in codecs.items() for w in (t, *c.url_ids)},
+                        show=repr)
 
 
 def _broken_plugin(word: str) -> str | None:

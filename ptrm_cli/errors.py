@@ -45,6 +45,19 @@ class CodecNotFound(PtrmError):
     """No installed codec for a puzzle type or input."""
 
 
+def did_you_mean(words, known, show=str) -> str:
+    """" (did you mean X?)" for the names in `known` closest to each of the mistyped `words`
+    (case aside), "" when none is close: what an unknown-name message appends. `known` may map
+    each name to what to suggest for it (a puzzle's URL id to its type)."""
+    import difflib
+
+    known = known if isinstance(known, dict) else {k: k for k in known}
+    by_lower = {str(k).lower(): v for k, v in known.items()}
+    near = [by_lower[m] for w in words
+            for m in difflib.get_close_matches(str(w).strip().lower(), by_lower, n=1)]
+    return f" (did you mean {', '.join(map(show, dict.fromkeys(near)))}?)" if near else ""
+
+
 def is_out_of_memory(e: BaseException) -> bool:
     """An allocation that failed: CUDA's OutOfMemoryError or the CPU allocator's RuntimeError,
     which a command turns into one message saying what to make smaller."""

@@ -5,14 +5,13 @@ checks that name the key, and the model config completed from the dataset."""
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import math
 import os
 import typing
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from ..errors import PtrmError
+from ..errors import PtrmError, did_you_mean
 from .data import Dataset
 from .losses import LOSS_TYPES
 from .model import TRMConfig
@@ -212,10 +211,8 @@ def _build(cls, doc, where: str):
     # str(): YAML keys may be numbers or booleans (`1: 2`, `yes: 3`)
     unknown = sorted(str(k) for k in set(doc) - names)
     if unknown:
-        near = [m for k in unknown for m in difflib.get_close_matches(k, names, n=1)]
         raise PtrmError(f"config{' section ' + where if where else ''}: unknown key(s) "
-                        f"{', '.join(unknown)}"
-                        + (f" (did you mean {', '.join(near)}?)" if near else ""),
+                        f"{', '.join(unknown)}{did_you_mean(unknown, sorted(names))}",
                         hint=f"known keys: {', '.join(sorted(names))}")
     kwargs = {}
     for name, value in doc.items():
