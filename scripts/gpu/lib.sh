@@ -67,17 +67,19 @@ versus() {
 # full_report NAME MODEL DATA SWEEP: issue #10's report of one model, within 570 s of the
 # script's start: golden and DATA's validation, PTRM K=100 at D=16 (with TRM at D=16 and 48)
 # and at D=48, 3 seeds, σ from SWEEP (a validation sweep's report.json) as g NAME_16, g NAME_48,
-# val NAME_16, val NAME_48
+# val NAME_16, val NAME_48. 570 s is 4 x H100; on fewer GPUs run it in parts, one script call
+# each (the budgets count from the call's start): PARTS="g16 g48", then "v16", then "v48"
 full_report() {
-    local name=$1 model=$2 data=$3 sweep=$4
-    ev "g${name}_16" "$(left 100)" --split golden -c "$model" --D 16 --det-D 16,48 --seeds 3 \
-        --sigma-from "$sweep"
-    ev "g${name}_48" "$(left 190)" --split golden -c "$model" --D 48 --det-D 48 --seeds 3 \
-        --sigma-from "$sweep"
-    ev "val${name}_16" "$(left 300)" --split val --data "$data" -c "$model" --D 16 \
-        --det-D 16,48 --seeds 3 --sigma-from "$sweep"
-    ev "val${name}_48" "$(left 570)" --split val --data "$data" -c "$model" --D 48 \
-        --det-D 48 --seeds 3 --sigma-from "$sweep"
+    local name=$1 model=$2 data=$3 sweep=$4 parts=" ${PARTS:-g16 g48 v16 v48} "
+    [[ $parts = *" g16 "* ]] && ev "g${name}_16" "$(left 100)" --split golden -c "$model" \
+        --D 16 --det-D 16,48 --seeds 3 --sigma-from "$sweep"
+    [[ $parts = *" g48 "* ]] && ev "g${name}_48" "$(left 190)" --split golden -c "$model" \
+        --D 48 --det-D 48 --seeds 3 --sigma-from "$sweep"
+    [[ $parts = *" v16 "* ]] && ev "val${name}_16" "$(left 300)" --split val --data "$data" \
+        -c "$model" --D 16 --det-D 16,48 --seeds 3 --sigma-from "$sweep"
+    [[ $parts = *" v48 "* ]] && ev "val${name}_48" "$(left 570)" --split val --data "$data" \
+        -c "$model" --D 48 --det-D 48 --seeds 3 --sigma-from "$sweep"
+    return 0
 }
 
 # pack RUN_DIR [raw|step]: checkpoints/last and checkpoints/best (EMA weights) as one tar in 15

@@ -154,7 +154,9 @@ y_report() {  # after perturb_y, on the same machine: issue #10's report with th
     # here: python3 scripts/ship_model.py ptrm_cli/models/default --sweep FILES_AT/v_new_y.json
     setup >/dev/null
     build
-    full_report 9y "${BEST:-ptrm_cli/models/default}" "$DATA" runs/e_v_new_y/report.json
+    # (SWEEP: that sweep's report carried to a fresh machine, e.g. data/v_new_y.json)
+    full_report 9y "${BEST:-ptrm_cli/models/default}" "$DATA" \
+        "${SWEEP:-runs/e_v_new_y/report.json}"
 }
 
 keep() {  # keep FILES_AT: the call's last/ and best/, and the lean resume point from last/
