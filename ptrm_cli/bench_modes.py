@@ -116,7 +116,7 @@ class Bench:
 
         o = self.o
         return distributed.run(eng, self.pz.inputs, K=K_run or o.K, D=D_run, sigma=o.sigma,
-                               seed=o.seed, puzzle_ids=self.pz.puzzle_ids,
+                               perturb=o.perturb, seed=o.seed, puzzle_ids=self.pz.puzzle_ids,
                                capacity=self.capacity, participants=participants, **kw)
 
     def timed(self, fn):
@@ -208,11 +208,11 @@ def eager_mode(b: Bench) -> dict:
     from .engine.sampler import SamplerConfig
 
     o, pz, P = b.o, b.pz, b.P
-    scfg = SamplerConfig(K=o.K, D=o.D, sigma=o.sigma, chunk_rows=b.capacity)
+    scfg = SamplerConfig(K=o.K, D=o.D, sigma=o.sigma, perturb=o.perturb, chunk_rows=b.capacity)
     log("eager: warm-up (D=1)")
     _, t_warm, _ = b.timed(lambda: distributed.sample(
         b.loaded.model, pz.inputs, SamplerConfig(K=o.K, D=1, sigma=o.sigma,
-                                                 chunk_rows=b.capacity),
+                                                 perturb=o.perturb, chunk_rows=b.capacity),
         seed=o.seed, puzzle_ids=pz.puzzle_ids, fast=False))
     log("eager: timed run")
     res, t, mem = b.timed(lambda: distributed.sample(

@@ -49,12 +49,19 @@ def line(e: dict) -> str:
             f"({100 * e['share_of_peak']:.1f}% of peak), peak mem {_gb(e.get('peak_mem_bytes'))}")
 
 
+def noise(sigma: float, perturb: str | None) -> str:
+    """"sigma=2" (the paper's z), or "sigma=0.5 on y": the target only where it is not z
+    (reports written before --perturb existed have none: z)."""
+    return f"sigma={sigma:g}" + ("" if perturb in (None, "z") else f" on {perturb}")
+
+
 def table(r: dict) -> str:
     """The short summary printed at the end."""
     o = r["options"]
     lines = [f"ptrm bench · {r['device']} x{r['world_size']} · torch {r['torch']} · "
              f"{r['model']['desc']} ({r['model']['parameters'] / 1e6:.1f}M) · "
-             f"{r['puzzles']['source']} · K={o['K']} D={o['D']} sigma={o['sigma']}",
+             f"{r['puzzles']['source']} · K={o['K']} D={o['D']} "
+             f"{noise(o['sigma'], o.get('perturb'))}",
              f"matmul peak (bf16 {r['peak']['n']}^3, measured): {r['peak']['tflops']:.1f} "
              f"TFLOP/s · fixed compute {r['fixed_flops_per_puzzle']:.3e} FLOP/puzzle · "
              f"rows in flight {r['rows_in_flight']}", ""]

@@ -26,10 +26,11 @@ FORMAT = "ptrm-bench/1"
 @dataclass
 class BenchOptions:
     checkpoint: str | None = None
-    model: str = "7m"                  # without a checkpoint: 7m | tiny (random weights)
+    model: str = "7m"                  # without a checkpoint: a RANDOM_MODELS key
     K: int = 100
     D: int = 48
-    sigma: float = 0.2
+    sigma: float | None = None        # None: the checkpoint's (a random model: 0.2)
+    perturb: str | None = None        # None: the checkpoint's target, else z
     puzzles: int = 61
     split: str = "auto"                # auto | golden | random | FILE.jsonl | DIR | NAME (+data)
     data: str | None = None
@@ -83,11 +84,30 @@ def random_tiny(vocab_size: int = 294, seq_len: int = 100, seed: int = 0):
     return m.eval()
 
 
-def _ppbench_vocab():
-    try:
-        from ptrm_codecs.families import PPBENCH
+def random_mlp(vocab_size: int = 11, seq_len: int = 81, seed: int = 0):
+    """TRM-MLP as examples/configs/sudoku-mlp.yaml trains it (5.0M parameters): a token-mixing
+    SwiGLU over the 97 positions instead of attention, sudoku-native tokens."""
+    from .engine.model import TRM, TRMConfig
 
-        return PPBENCH.vocab
+    torch.manual_seed(seed)
+    return TRM(TRMConfig(vocab_size=vocab_size, seq_len=seq_len, hidden_size=512, L_layers=2,
+                         H_cycles=3, L_cycles=6, pos_encodings="none", mlp_t=True,
+                         puzzle_emb_ndim=512, puzzle_emb_len=16, halt_max_steps=16)).eval()
+
+
+#: --model without --checkpoint: (constructor, token family, what its init means for a run)
+RANDOM_MODELS = {
+    "7m": (random_7m, "PPBENCH", "reference init (every Q = -5: adaptive never stops early)"),
+    "tiny": (random_tiny, "PPBENCH", "reference init, Q head random (Q values that differ)"),
+    "mlp": (random_mlp, "SUDOKU_NATIVE", "reference init (every Q = -5), TRM-MLP on sudoku"),
+}
+
+
+def _vocab(family: str):
+    try:
+        from ptrm_codecs import families
+
+        return getattr(families, family).vocab
     except Exception:  # noqa: BLE001 - codecs not installed: random inputs only
         return None
 
@@ -99,13 +119,11 @@ def load_model(o: BenchOptions, device: str):
     if o.checkpoint:
         lm = load_ckpt(o.checkpoint, device)
         return lm, f"checkpoint {lm.path}"
-    make = {"7m": random_7m, "tiny": random_tiny}[o.model]
+    make, family, init = RANDOM_MODELS[o.model]
     model = make(seed=o.seed).to(device)
     if hasattr(model, "rotary_emb"):
         model.rotary_emb.reset_tables(device)
-    vocab = _ppbench_vocab()
-    init = {"7m": "reference init (every Q = -5: adaptive never stops early)",
-            "tiny": "reference init, Q head random (Q values that differ)"}[o.model]
+    vocab = _vocab(family)
     return LoadedModel(model, vocab, {}, f"random-{o.model}", device), \
         f"random TRM ({o.model}) with {init}"
 

@@ -62,22 +62,23 @@ import math
 import platform
 import resource
 import sys
-from dataclasses import asdict
+from dataclasses import asdict, replace
 
 import torch
 
 from .bench_curve import curve_mode
 from .bench_modes import (FAST_MODES, KERNEL_KINDS, Bench, adaptive_mode, agreement,
                           agreements, eager_mode, fast_mode, matmul_peak, profile_mode, scaling)
-from .bench_report import device_desc, jsonable, line, table
+from .bench_report import device_desc, jsonable, line, noise, table
 from .bench_setup import (FORMAT, MODES, BenchOptions, Puzzles, load_model, load_puzzles, log,
-                          random_7m, random_tiny)
+                          RANDOM_MODELS, random_7m, random_mlp, random_tiny)
 from .devices import resolve_device
+from .engine.sampler import PERTURB
 from .errors import PtrmError, did_you_mean, is_out_of_memory
 
 __all__ = ["FORMAT", "KERNEL_KINDS", "MODES", "BenchOptions", "Puzzles", "agreement",
-           "load_model", "load_puzzles", "main", "matmul_peak", "parser", "random_7m",
-           "random_tiny", "run_bench", "table"]
+           "load_model", "load_puzzles", "main", "matmul_peak", "parser", "RANDOM_MODELS",
+           "random_7m", "random_mlp", "random_tiny", "run_bench", "table"]
 
 
 class Interrupted(KeyboardInterrupt):
@@ -102,7 +103,7 @@ def run_bench(o: BenchOptions) -> dict:
                          f"{did_you_mean(bad, MODES + ('scaling',))}; choose from "
                          f"{', '.join(MODES)}, scaling")
     modes = list(dict.fromkeys(modes))  # a mode named twice runs once
-    if not 0 <= o.sigma < math.inf:  # NaN fails this too
+    if o.sigma is not None and not 0 <= o.sigma < math.inf:  # NaN fails this too
         raise ValueError(f"--sigma {o.sigma}: expected a finite number >= 0")
     if o.q_threshold is not None and not o.q_threshold >= 0:
         raise ValueError(f"--q-threshold {o.q_threshold}: expected a number >= 0 (above 1 "
@@ -120,6 +121,9 @@ def run_bench(o: BenchOptions) -> dict:
     log(f"device {device_name} (rank {rank} of {world}); torch {torch.__version__}")
 
     loaded, model_desc = load_model(o, device_name)
+    # the noise solve and eval would use: speed does not depend on it, the acc column does
+    sigma, _, perturb = loaded.noise_choice(o.sigma, o.perturb)
+    o = replace(o, sigma=sigma, perturb=perturb)
     cfg = loaded.config
     fps = flops_per_step(cfg)
     try:
@@ -138,7 +142,7 @@ def run_bench(o: BenchOptions) -> dict:
     budget = solver.default_memory(device_name)
     capacity = o.chunk_rows or solver.plan_chunk_rows(cfg, K, D, budget)
     log(f"{model_desc}: {count_parameters(loaded.model):,} parameters, {fps / 1e9:.2f} GFLOP "
-        f"a step; {pz.source}; K={K} D={D} sigma={o.sigma}; {fixed_flops / P:.3e} FLOP a "
+        f"a step; {pz.source}; K={K} D={D} {noise(o.sigma, o.perturb)}; {fixed_flops / P:.3e} FLOP a "
         f"puzzle; rows in flight {min(capacity, P * K)}")
 
     report = {"format": FORMAT,
@@ -231,11 +235,12 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m ptrm_cli.benchmark", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--checkpoint", "-c")
-    p.add_argument("--model", default=d.model, choices=("7m", "tiny"))
+    p.add_argument("--model", default=d.model, choices=tuple(RANDOM_MODELS))
     for name in ("K", "D", "puzzles", "seed", "repeats", "check_every"):
         p.add_argument(f"--{name.replace('_', '-')}", dest=name, type=int,
                        default=getattr(d, name))
     p.add_argument("--sigma", type=float, default=d.sigma)
+    p.add_argument("--perturb", default=d.perturb, choices=PERTURB)
     p.add_argument("--split", default=d.split)
     p.add_argument("--data")
     p.add_argument("--modes", default=",".join(d.modes))

@@ -26,6 +26,10 @@ def type_list(text: str | None) -> list[str] | None:
     return names
 
 
+PERTURB_HELP = ("Where the noise goes: z (the paper), y, both, or init (z before the first step "
+                "only). The model's σ is for its own target: another one needs --sigma too.")
+
+
 def check_perturb(perturb: str | None) -> None:
     """`--perturb` names a noise target the sampler knows (None: the checkpoint's, chosen
     once the model is loaded)."""

@@ -218,3 +218,72 @@ def test_puzzles_that_do_not_fit_in_memory_are_one_error(monkeypatch):
     assert r.exit_code == 2, r.output
     assert "--puzzles 1000000000: that many puzzles do not fit in memory here" in r.output
     assert "Traceback" not in r.output
+
+
+def test_bench_uses_the_noise_solve_would_use(tmp_path):
+    """The acc column is the model's own: σ and its target from the checkpoint (they were σ 0.2
+    on z whatever it recorded, so a model shipped with σ 0.5 on y was benchmarked at a noise
+    nobody solves with); --sigma / --perturb as in solve, a σ never moved to another target."""
+    from ptrm_codecs.families import PPBENCH
+    from ptrm_cli.engine.checkpoint import save_checkpoint
+    from fixtures_models import tiny_model
+
+    on_y = save_checkpoint(tmp_path / "y", tiny_model(len(PPBENCH.vocab)), PPBENCH.vocab,
+                           {"sigma": 0.5, "perturb": "y"})
+    args = ["bench", "-c", str(on_y), "--K", "2", "--D", "1", "--puzzles", "2", "--split",
+            "random", "--device", "cpu", "--modes", "eager,fast", "--json"]
+
+    def options(*extra):
+        r = CliRunner().invoke(app, [*args, *extra])
+        assert r.exit_code == 0, r.output
+        rep = json.loads(r.stdout)
+        # a different noise makes different rollouts: the fast engine ran that noise too
+        assert rep["agreement"]["fast vs eager"]["rollouts_identical"] == 1.0
+        return rep["options"]["sigma"], rep["options"]["perturb"], bench_report.table(rep)
+
+    sigma, perturb, text = options()
+    assert (sigma, perturb) == (0.5, "y") and "sigma=0.5 on y" in text
+    assert options("--sigma", "0.3")[:2] == (0.3, "y")
+    assert options("--perturb", "z", "--sigma", "1")[:2] == (1.0, "z")
+    r = CliRunner().invoke(app, [*args, "--perturb", "z"])
+    assert r.exit_code == 2 and "chosen for noise on y" in r.output, r.output
+    r = CliRunner().invoke(app, [*args, "--perturb", "w"])
+    assert r.exit_code == 2 and "expected z, y, both or init" in r.output
+    # a random model records nothing: 0.2 on z, the table says no target
+    rep = benchmark.run_bench(benchmark.BenchOptions(model="tiny", K=2, D=1, puzzles=2,
+                                                     split="random", modes=["fast"],
+                                                     device="cpu"))
+    assert (rep["options"]["sigma"], rep["options"]["perturb"]) == (0.2, "z")
+    assert benchmark.table(rep).splitlines()[0].endswith(" sigma=0.2")
+
+
+def test_bench_passes_the_noise_down_to_both_loops(monkeypatch):
+    """The fast engine and the eager loop both get the target, not only the report."""
+    from ptrm_cli.engine import distributed
+
+    seen = []
+    run, sample = distributed.run, distributed.sample
+    monkeypatch.setattr(distributed, "run", lambda *a, **kw: seen.append(
+        ("fast", kw["sigma"], kw["perturb"])) or run(*a, **kw))
+    monkeypatch.setattr(distributed, "sample", lambda model, inputs, cfg, **kw: seen.append(
+        ("eager", cfg.sigma, cfg.perturb)) or sample(model, inputs, cfg, **kw))
+    benchmark.run_bench(benchmark.BenchOptions(model="tiny", K=2, D=1, puzzles=2,
+                                               split="random", modes=["eager", "fast"],
+                                               device="cpu", sigma=0.7, perturb="both"))
+    assert {"fast", "eager"} == {m for m, _, _ in seen}
+    assert {(s, t) for _, s, t in seen} == {(0.7, "both")}
+
+
+def test_bench_random_trm_mlp_needs_no_checkpoint():
+    """`--model mlp`: the TRM-MLP shape of the sudoku recipe with random weights (speed does
+    not depend on the weights), so perf.sh mlp no longer needs the trained checkpoint."""
+    rep = benchmark.run_bench(benchmark.BenchOptions(model="mlp", K=2, D=1, puzzles=2,
+                                                     split="random", modes=["fast"],
+                                                     device="cpu", compile=False))
+    cfg = rep["model"]["config"]
+    assert cfg["mlp_t"] is True and cfg["pos_encodings"] == "none"
+    assert (cfg["vocab_size"], cfg["seq_len"]) == (11, 81)
+    assert 4.9e6 < rep["model"]["parameters"] < 5.1e6  # docs/TRAINING.md: 5.0M
+    assert "error" not in rep["modes"][0]
+    r = CliRunner().invoke(app, ["bench", "--model", "huge", "--device", "cpu"])
+    assert r.exit_code == 2 and "expected 7m, tiny, mlp" in r.output

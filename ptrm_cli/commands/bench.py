@@ -13,7 +13,7 @@ import typer
 
 from ..atomic import exclusive
 from ..errors import PtrmError
-from ..options import JSON
+from ..options import JSON, PERTURB_HELP, check_perturb
 
 
 def bench(
@@ -21,14 +21,18 @@ def bench(
                                    show_default="a random TRM of --model's size",
                                    help="Checkpoint folder (or official TRM step file)."),
     model: str = typer.Option("7m", "--model",
-                              help="Without --checkpoint: 7m (the paper's TRM-Att, D=512, 8 "
-                                   "heads, T=3, n=6, P=16, vocab 294, seq 100) or tiny."),
+                              help="Without --checkpoint, random weights: 7m (the paper's "
+                                   "TRM-Att, D=512, 8 heads, T=3, n=6, P=16, vocab 294, seq "
+                                   "100), mlp (TRM-MLP on 9x9 sudoku, 5.0M) or tiny."),
     K: int = typer.Option(100, "--K", min=1, help="Rollouts per puzzle."),
     D: int = typer.Option(48, "--D", min=1, help="Supervision steps per rollout."),
-    sigma: float = typer.Option(0.2, "--sigma", min=0.0,
-                                help="Noise scale: 0.2 whatever the checkpoint records, so that "
-                                     "runs compare (speed does not depend on it; the acc "
-                                     "column does)."),
+    sigma: float = typer.Option(None, "--sigma", min=0.0,
+                                show_default="the checkpoint's, else 0.2",
+                                help="Noise scale, where --perturb says: what solve and eval "
+                                     "would use (speed does not depend on it; the acc column "
+                                     "does)."),
+    perturb: str = typer.Option(None, "--perturb", help=PERTURB_HELP,
+                                show_default="the checkpoint's, else z"),
     puzzles: int = typer.Option(61, "--puzzles", min=1,
                                 help="Puzzles (the golden set is repeated if it has fewer; "
                                      "with --split random, random tokens)."),
@@ -96,15 +100,18 @@ def bench(
     if gpus and gpus > 1 and not distributed.launched():
         distributed.check_gpus(gpus, device)
         raise typer.Exit(distributed.relaunch(gpus))
-    if model not in ("7m", "tiny"):
-        raise PtrmError(f"--model {model!r}: expected 7m or tiny")
+    from ..bench_setup import RANDOM_MODELS  # torch loads here, not for `ptrm --help`
+
+    if model not in RANDOM_MODELS:
+        raise PtrmError(f"--model {model!r}: expected {', '.join(RANDOM_MODELS)}")
+    check_perturb(perturb)
     if not modes.strip(", "):
         raise PtrmError("--modes: name at least one mode (eager, fast, adaptive, ...)")
     from .. import benchmark  # torch loads here, not when `ptrm --help` starts
     from ..bench_report import jsonable
 
     opts = benchmark.BenchOptions(
-        checkpoint=checkpoint, model=model, K=K, D=D, sigma=sigma, puzzles=puzzles, split=split,
+        checkpoint=checkpoint, model=model, K=K, D=D, sigma=sigma, perturb=perturb, puzzles=puzzles, split=split,
         data=data, modes=[m.strip() for m in modes.split(",") if m.strip()], device=device,
         seed=seed, repeats=repeats, chunk_rows=chunk_rows, compile=compile,
         compile_mode=compile_mode, deterministic=deterministic, check_every=check_every,

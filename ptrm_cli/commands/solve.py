@@ -20,7 +20,7 @@ import typer
 
 from ..console import console, err_console, esc, fraction_progress
 from ..errors import PtrmError, is_out_of_memory
-from ..options import DEVICE, JSON, check_perturb, resolve_device
+from ..options import DEVICE, JSON, PERTURB_HELP, check_perturb, resolve_device
 
 EXIT_SOLVED, EXIT_UNSOLVED = 0, 1  # usage errors: PtrmError.exit_code (2)
 #: defaults on a CPU, sized so a 10x10 puzzle with the 7M model finishes in about half a minute
@@ -43,9 +43,6 @@ ARC_GPU_K = 25
 ARC_CPU_DEFAULTS = {"K": 4, "time_limit": 20.0}
 if TYPE_CHECKING:
     from .. import solver
-
-PERTURB_HELP = ("Where the noise goes: z (the paper), y, both, or init (z before the first step "
-                "only). The model's σ is for its own target: another one needs --sigma too.")
 
 
 def solve(

@@ -11,11 +11,14 @@
 #   run:   bash scripts/gpu/perf.sh pair           (a 2-GPU machine: headline on GPU 0 and
 #                                                   curve on GPU 1 at once, one call)
 #   run:   bash scripts/gpu/perf.sh autotune       (Inductor's max-autotune GEMMs, never run yet)
-#   run:   bash scripts/gpu/perf.sh mlp            (the TRM-MLP sudoku model; carry also
-#                                                   data/sudoku-mlp-resume/best)
+#   run:   bash scripts/gpu/perf.sh train_scaling  (a 4-GPU machine: the training update
+#                                                   with CUDA graphs on 1 card, then on all,
+#                                                   in one call: strong scaling on one host)
+#   run:   bash scripts/gpu/perf.sh mlp            (the TRM-MLP sudoku model's shape, random
+#                                                   weights: nothing more to carry)
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
-VAL=data/ppbench-valset
+VAL=${VAL:-data/ppbench-valset}   # or a warm machine's data/ppbench9 (stage 9's own)
 MODEL=ptrm_cli/models/default   # the bundled model
 
 prepare() {  # the 550 validation puzzles of every report so far (stage 1's split), no train
@@ -52,12 +55,26 @@ autotune() {  # Triton GEMM templates with fused epilogues: the cheap route to f
 
 # TRM-MLP ran at ~40% of TRM-Att's TFLOP/s in `ptrm eval` on 4 H200s (docs/PERFORMANCE.md,
 # "TRM-MLP"): its token-mixing GEMMs are memory-bound. Where does a step go, and does
-# Inductor's epilogue fusion (fast-autotune) win there? 100 random puzzles = 10,000 rows.
+# Inductor's epilogue fusion (fast-autotune) win there? 100 random puzzles = 10,000 rows, on
+# random weights of the trained model's shape (its checkpoint did not survive; speed does not
+# depend on the weights)
 mlp() {
     setup
-    timeout "$(left 570)" ptrm bench -c data/sudoku-mlp-resume/best --split random \
+    timeout "$(left 570)" ptrm bench --model mlp --split random \
         --puzzles 100 --K 100 --D 64 --modes fast,fast-autotune,profile \
         --out "$OUT/bench_mlp.json" 2>&1 | tail -n 50
+}
+
+# Issue #9's 90% strong-scaling target, measured on one host: session 11 had it on H200s (88-90%
+# with CUDA graphs), session 12 on H100s only against another host's 1-GPU time (85%)
+train_scaling() {
+    setup
+    local n b="scripts/bench_train.py --steps 20 --warmup 5 --compile on"
+    n=$(nvidia-smi -L | wc -l)
+    CUDA_VISIBLE_DEVICES=0 python3 $b --compile-mode reduce-overhead \
+        --json "$OUT/train_1gpu_graphs.json" 2>&1 | tail -n 12
+    timeout "$(left 570)" torchrun --standalone --nproc-per-node "$n" $b \
+        --compile-mode reduce-overhead --json "$OUT/train_${n}gpu_graphs.json" 2>&1 | tail -n 12
 }
 
 "$@"
