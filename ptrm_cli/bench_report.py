@@ -78,7 +78,8 @@ def table(r: dict) -> str:
         vs = e["flops_per_puzzle"] / r["fixed_flops_per_puzzle"]
         acc = e.get("acc_label")
         lines.append(f"{e['mode']:<14}{e['ms_per_puzzle']:>10.1f}{e['tflops']:>9.1f}"
-                     f"{100 * e['share_of_peak']:>7.1f}%{e['flops_per_puzzle']:>13.3e}"
+                     # a space always: 11451.5% after 0.0 TFLOP/s was one number
+                     f" {100 * e['share_of_peak']:>6.1f}%{e['flops_per_puzzle']:>13.3e}"
                      f"{vs:>9.3f}{_gb(e.get('peak_mem_bytes')):>10}"
                      f"{e.get('warmup_compile_s', float('nan')):>8.1f}s"
                      f"{_x(e.get('speedup_vs_eager')):>8}"

@@ -26,7 +26,7 @@ FORMAT = "ptrm-bench/1"
 @dataclass
 class BenchOptions:
     checkpoint: str | None = None
-    model: str = "7m"                  # without a checkpoint: a RANDOM_MODELS key
+    model: str | None = None           # without a checkpoint: a RANDOM_MODELS key (None: 7m)
     K: int = 100
     D: int = 48
     sigma: float | None = None        # None: the checkpoint's (a random model: 0.2)
@@ -101,6 +101,7 @@ RANDOM_MODELS = {
     "tiny": (random_tiny, "PPBENCH", "reference init, Q head random (Q values that differ)"),
     "mlp": (random_mlp, "SUDOKU_NATIVE", "reference init (every Q = -5), TRM-MLP on sudoku"),
 }
+DEFAULT_RANDOM_MODEL = "7m"  # the paper's size: what the headline numbers are about
 
 
 def _vocab(family: str):
@@ -119,13 +120,14 @@ def load_model(o: BenchOptions, device: str):
     if o.checkpoint:
         lm = load_ckpt(o.checkpoint, device)
         return lm, f"checkpoint {lm.path}"
-    make, family, init = RANDOM_MODELS[o.model]
+    name = o.model or DEFAULT_RANDOM_MODEL
+    make, family, init = RANDOM_MODELS[name]
     model = make(seed=o.seed).to(device)
     if hasattr(model, "rotary_emb"):
         model.rotary_emb.reset_tables(device)
     vocab = _vocab(family)
-    return LoadedModel(model, vocab, {}, f"random-{o.model}", device), \
-        f"random TRM ({o.model}) with {init}"
+    return LoadedModel(model, vocab, {}, f"random-{name}", device), \
+        f"random TRM ({name}) with {init}"
 
 
 # -- the puzzles ----------------------------------------------------------------------------
@@ -145,7 +147,7 @@ def load_puzzles(o: BenchOptions, loaded) -> Puzzles:
     the codecs and a matching vocabulary are all here), else random tokens. With fewer puzzles
     in the split than --puzzles, the split is repeated (a benchmark needs the batch size)."""
     cfg = loaded.config
-    ev = None
+    ev, types = None, None
     if o.data is not None:  # a typo must not turn into a benchmark on random tokens
         if not Path(o.data).is_dir():
             raise PtrmError(f"--data {o.data}: no such dataset folder")
@@ -156,8 +158,10 @@ def load_puzzles(o: BenchOptions, loaded) -> Puzzles:
         from .eval_sets import resolve_split
 
         split = "golden" if o.split == "auto" else o.split
+        if split == "golden" and o.data is None:
+            types = golden_types(loaded)
         try:
-            ev = resolve_split(split, o.data, loaded)
+            ev = resolve_split(split, o.data, loaded, types=types)
         except (PtrmError, OSError, ValueError, IndexError, KeyError) as e:
             if o.split == "auto":
                 log(f"no golden puzzles ({e}); using random inputs")
@@ -179,9 +183,24 @@ def load_puzzles(o: BenchOptions, loaded) -> Puzzles:
     verifiers = [ev.verifiers[i] for i in idx.tolist()]
     ids = None if ev.puzzle_ids is None else ev.puzzle_ids[idx]
     rep = "" if o.puzzles <= n else f", repeated to {o.puzzles}"
+    only = "" if types is None else " " + ",".join(types)
     return Puzzles(ev.inputs[idx], ev.labels[idx], verifiers, ids,
-                   f"{ev.name} ({min(n, o.puzzles)} puzzles{rep})",
+                   f"{ev.name}{only} ({min(n, o.puzzles)} puzzles{rep})",
                    [ev.types[i] for i in idx.tolist()])
+
+
+def golden_types(loaded) -> list[str] | None:
+    """The golden set's types this model's family reads, where it reads some but not all (a
+    TRM-MLP on sudoku-native tokens: sudoku); None otherwise. Without it `--model mlp --split
+    golden` stopped at the first heyawake with eval's hint `--types sudoku`, an option bench
+    does not have, and --split auto fell back to random tokens."""
+    from .eval_sets import GOLDEN_TYPES, _installed  # the codecs eval would use
+
+    codecs = _installed()
+    held = [t for t in GOLDEN_TYPES if t in codecs]
+    reads = [t for t in held
+             if any(f.vocab.family == loaded.vocab.family for f in codecs[t].families)]
+    return reads if reads and len(reads) < len(held) else None
 
 
 def _dataset_arrays(o: BenchOptions, loaded) -> Puzzles | None:

@@ -59,10 +59,14 @@ import argparse
 import datetime
 import json
 import math
+import os
 import platform
 import resource
+import signal
 import sys
+from contextlib import nullcontext
 from dataclasses import asdict, replace
+from pathlib import Path
 
 import torch
 
@@ -70,15 +74,16 @@ from .bench_curve import curve_mode
 from .bench_modes import (FAST_MODES, KERNEL_KINDS, Bench, adaptive_mode, agreement,
                           agreements, eager_mode, fast_mode, matmul_peak, profile_mode, scaling)
 from .bench_report import device_desc, jsonable, line, noise, table
-from .bench_setup import (FORMAT, MODES, BenchOptions, Puzzles, load_model, load_puzzles, log,
-                          RANDOM_MODELS, random_7m, random_mlp, random_tiny)
+from .bench_setup import (DEFAULT_RANDOM_MODEL, FORMAT, MODES, BenchOptions, Puzzles, load_model,
+                          load_puzzles, log, RANDOM_MODELS, random_7m, random_mlp, random_tiny)
 from .devices import resolve_device
 from .engine.sampler import PERTURB
-from .errors import PtrmError, did_you_mean, is_out_of_memory
+from .errors import PtrmError, did_you_mean, is_out_of_memory, plain_message
 
 __all__ = ["FORMAT", "KERNEL_KINDS", "MODES", "BenchOptions", "Puzzles", "agreement",
-           "load_model", "load_puzzles", "main", "matmul_peak", "parser", "RANDOM_MODELS",
-           "random_7m", "random_mlp", "random_tiny", "run_bench", "table"]
+           "check_out", "load_model", "load_puzzles", "main", "matmul_peak", "parser",
+           "RANDOM_MODELS", "random_7m", "random_mlp", "random_tiny", "run_and_show",
+           "run_bench", "table"]
 
 
 class Interrupted(KeyboardInterrupt):
@@ -90,11 +95,17 @@ class Interrupted(KeyboardInterrupt):
         self.report = report
 
 
-def run_bench(o: BenchOptions) -> dict:
-    from .engine import distributed
+#: the least value of each counting option (typer's `min=` says the same on `ptrm bench`; this
+#: is what `python -m ptrm_cli.benchmark` and run_bench's other callers get): 0 rollouts or
+#: puzzles was a ZeroDivisionError traceback, --repeats 0 or --D 0 a failed mode after the work
+AT_LEAST = {"K": 1, "D": 1, "puzzles": 1, "repeats": 1, "check_every": 1, "wave": 1,
+            "chunk_rows": 1, "peak_size": 64}
+
+
+def check_options(o: BenchOptions) -> list[str]:
+    """The modes to run, once each; every option a run cannot use refused (ValueError, naming
+    the option) before the device, the model or the puzzles are touched."""
     from .engine.fast import COMPILE_MODES
-    from .engine.model import count_parameters, flops_per_step
-    from . import solver
 
     modes = [m for m in o.modes if m]
     bad = [m for m in modes if m not in MODES + ("scaling",)]
@@ -102,19 +113,46 @@ def run_bench(o: BenchOptions) -> dict:
         raise ValueError(f"--modes: unknown mode(s) {', '.join(map(repr, bad))}"
                          f"{did_you_mean(bad, MODES + ('scaling',))}; choose from "
                          f"{', '.join(MODES)}, scaling")
-    modes = list(dict.fromkeys(modes))  # a mode named twice runs once
+    if not modes:
+        raise ValueError("--modes: name at least one mode (eager, fast, adaptive, ...)")
+    if o.model is not None and o.model not in RANDOM_MODELS:
+        raise ValueError(f"--model {o.model!r}: expected {', '.join(RANDOM_MODELS)}")
+    if o.model is not None and o.checkpoint:  # else ignored: a 7m run reported as an mlp's
+        raise ValueError(f"--model {o.model}: random weights are for a run without "
+                         "--checkpoint; the checkpoint is the model")
+    if o.perturb is not None and o.perturb not in PERTURB:
+        raise ValueError(f"--perturb {o.perturb!r}: expected {', '.join(PERTURB[:-1])} or "
+                         f"{PERTURB[-1]}")
+    for name, least in AT_LEAST.items():
+        value = getattr(o, name)
+        if value is not None and not value >= least:
+            raise ValueError(f"--{name.replace('_', '-')} {value}: expected an integer >= "
+                             f"{least}")
     if o.sigma is not None and not 0 <= o.sigma < math.inf:  # NaN fails this too
         raise ValueError(f"--sigma {o.sigma}: expected a finite number >= 0")
     if o.q_threshold is not None and not o.q_threshold >= 0:
         raise ValueError(f"--q-threshold {o.q_threshold}: expected a number >= 0 (above 1 "
                          "turns the Q rule off)")
-    if not 0 <= o.seed < 2**63:  # torch's generator takes no more; said as solve and eval say it
+    if o.seed < 0:
+        raise ValueError(f"--seed {o.seed}: expected a number >= 0")
+    if not o.seed < 2**63:  # torch's generator takes no more; said as solve and eval say it
         raise ValueError(f"--seed {o.seed}: must be below 2**63")
     if o.wave is not None and o.wave > o.K:
         raise ValueError(f"--wave {o.wave}: a wave holds at most --K ({o.K}) rollouts")
     if o.compile_mode not in COMPILE_MODES:  # before any mode runs, not when fast reaches it
         raise ValueError(f"--compile-mode {o.compile_mode!r}: expected one of "
                          f"{', '.join(COMPILE_MODES)}")
+    return list(dict.fromkeys(modes))  # a mode named twice runs once
+
+
+def run_bench(o: BenchOptions) -> dict:
+    from .engine import distributed
+    from .engine.model import count_parameters, flops_per_step
+    from . import solver
+
+    modes = check_options(o)
+    if not o.checkpoint:  # the report says which random model ran
+        o = replace(o, model=o.model or DEFAULT_RANDOM_MODEL)
     device_name = distributed.setup(resolve_device(o.device))
     device = torch.device(device_name)
     rank, world = distributed.world()
@@ -228,14 +266,83 @@ def failed_modes(report: dict) -> list[str]:
     return [m["mode"] for m in report["modes"] if "error" in m]
 
 
-# -- command line without typer ------------------------------------------------------------------
+# -- the command line: what `ptrm bench` and `python -m ptrm_cli.benchmark` share ------------------
+
+def check(o: BenchOptions) -> None:
+    """Every check that needs no device, model or puzzles, as a PtrmError: before a relaunch on
+    several GPUs (else each rank would say it), and again in run_bench for its other callers."""
+    try:
+        check_options(o)
+    except ValueError as e:
+        raise PtrmError(str(e)) from None
+    check_out(o.out)
+
+
+def check_out(out: str | None) -> None:
+    """--out before any work: a file path, and nothing there but an earlier bench report (a
+    rerun) or an empty file, never another file that happens to be there."""
+    if out is None:
+        return
+    if not out.strip() or Path(out).is_dir():
+        raise PtrmError(f"--out {out!r}: expected a file path for the JSON report",
+                        hint="e.g. --out bench.json")
+    if not _replaceable(Path(out)):
+        raise PtrmError(f"--out {out}: that file exists and is not a `ptrm bench` report; it "
+                        "would be replaced", hint="choose another path, or delete it first")
+
+
+def _replaceable(path: Path) -> bool:
+    try:
+        text = path.read_text() if path.is_file() else ""
+        return not text.strip() or json.loads(text).get("format") == FORMAT
+    except (OSError, UnicodeDecodeError, ValueError, AttributeError):
+        return False
+
+
+def run_and_show(o: BenchOptions, as_json: bool = False) -> int:
+    """run_bench under --out's lock (an unwritable --out fails before the work, not after
+    it), then the table, or with --json the report --out writes, on stdout (progress and notes
+    on stderr), from rank 0. The exit status: 0; 1 when a mode failed (a script must not take
+    a failed bench for a measurement); 130 when interrupted (the modes finished are shown and
+    kept). A user's mistake is a PtrmError."""
+    from .atomic import exclusive
+    from .engine import distributed
+
+    check(o)
+    writes = o.out is not None and os.environ.get("RANK", "0") == "0"  # rank 0 writes --out
+    interrupted = False
+    try:
+        with exclusive(o.out, "bench --out") if writes else nullcontext():
+            report = run_bench(o)
+    except ValueError as e:
+        raise PtrmError(str(e)) from None
+    except Interrupted as e:
+        report, interrupted = e.report, True
+    main = distributed.is_main()  # asked before teardown: after it every rank says rank 0
+    distributed.teardown()
+    if main and as_json:
+        print(json.dumps(report, indent=1, default=jsonable), flush=True)
+    elif main and (report["modes"] or "scaling" in report):
+        print(table(report), flush=True)
+    if main and o.out:
+        print(f"wrote {o.out}", file=sys.stderr if as_json else sys.stdout, flush=True)
+    if interrupted:
+        return 130
+    if failed := failed_modes(report):
+        if main:
+            print(f"error: mode(s) {', '.join(failed)} failed (the table and the report say "
+                  "why)", file=sys.stderr, flush=True)
+        return 1
+    return 0
+
 
 def parser() -> argparse.ArgumentParser:
     d = BenchOptions()
     p = argparse.ArgumentParser(prog="python -m ptrm_cli.benchmark", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--checkpoint", "-c")
-    p.add_argument("--model", default=d.model, choices=tuple(RANDOM_MODELS))
+    p.add_argument("--model", choices=tuple(RANDOM_MODELS),
+                   help=f"without --checkpoint (default {DEFAULT_RANDOM_MODEL})")
     for name in ("K", "D", "puzzles", "seed", "repeats", "check_every"):
         p.add_argument(f"--{name.replace('_', '-')}", dest=name, type=int,
                        default=getattr(d, name))
@@ -254,29 +361,56 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--q-threshold", dest="q_threshold", type=float, default=d.q_threshold)
     p.add_argument("--no-rules", dest="rules", action="store_false")
     p.add_argument("--peak-size", dest="peak_size", type=int)
-    p.add_argument("--out")
+    p.add_argument("--out", "-o")
+    p.add_argument("--json", dest="as_json", action="store_true",
+                   help="the report on stdout instead of the table")
     p.add_argument("--gpus", type=int)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
+    """`python -m ptrm_cli.benchmark`: `ptrm bench` without typer, the same checks, output and
+    exit statuses (a mistake is one "error:" line and status 2, not a traceback)."""
     from .engine import distributed
 
     args = parser().parse_args(argv)
-    if args.gpus and args.gpus > 1 and not distributed.launched():
-        argv = sys.argv[1:] if argv is None else argv
-        cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
-               f"--nproc_per_node={args.gpus}", "-m", "ptrm_cli.benchmark",
-               *distributed.strip_gpus(argv)]
-        import subprocess
-
-        return subprocess.call(cmd)
-    kw = {k: v for k, v in vars(args).items() if k != "gpus"}
+    kw = {k: v for k, v in vars(args).items() if k not in ("gpus", "as_json")}
     kw["modes"] = [m.strip() for m in kw["modes"].split(",") if m.strip()]
-    report = run_bench(BenchOptions(**kw))
-    if distributed.is_main():
-        print(table(report))
-    return 1 if failed_modes(report) else 0
+    o = BenchOptions(**kw)
+    # SIGTERM (`timeout`, a scheduler) keeps the finished modes as Ctrl-C does, as in ptrm bench
+    term = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        check(o)
+        if args.gpus and args.gpus > 1 and not distributed.launched():
+            distributed.check_gpus(args.gpus, o.device)
+            return _relaunch(args.gpus, sys.argv[1:] if argv is None else argv)
+        status = run_and_show(o, args.as_json)
+    except PtrmError as e:
+        if os.environ.get("RANK", "0") == "0":  # every rank meets it: rank 0 says it
+            print(plain_message(e), file=sys.stderr)
+        return e.exit_code
+    except KeyboardInterrupt:  # before any mode finished: nothing to keep
+        status = 130
+    finally:
+        signal.signal(signal.SIGTERM, term)
+    if status == 130:
+        print("interrupted", file=sys.stderr)
+    return status
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def _relaunch(nproc: int, argv: list[str]) -> int:
+    """This module again in nproc processes, through the launcher `ptrm bench --gpus` uses
+    (NVLink multicast off, a failing rank's own exit status; engine/launch.py)."""
+    import subprocess
+
+    from .engine import distributed, launch
+
+    return subprocess.call(launch.command(nproc, "ptrm_cli.benchmark",
+                                          distributed.strip_gpus(argv)), env=launch.env())
 
 
 if __name__ == "__main__":

@@ -287,3 +287,133 @@ def test_bench_random_trm_mlp_needs_no_checkpoint():
     assert "error" not in rep["modes"][0]
     r = CliRunner().invoke(app, ["bench", "--model", "huge", "--device", "cpu"])
     assert r.exit_code == 2 and "expected 7m, tiny, mlp" in r.output
+
+
+@pytest.mark.parametrize("extra, message", [
+    # ZeroDivisionError tracebacks
+    (["--K", "0"], "--K 0: expected an integer >= 1"),
+    (["--puzzles", "0"], "--puzzles 0: expected an integer >= 1"),
+    # failed modes (exit 1) after the work
+    (["--D", "0"], "--D 0: expected an integer >= 1"),
+    (["--repeats", "0"], "--repeats 0: expected an integer >= 1"),
+    # "must be below 2**63" of a negative seed
+    (["--seed", "-1"], "--seed -1: expected a number >= 0"),
+    # IsADirectoryError after the whole run
+    (["--out", "."], "--out '.': expected a file path for the JSON report"),
+    # ValueError / PtrmError tracebacks: the checks `ptrm bench` had, none here
+    (["--modes", "fats"], "--modes: unknown mode(s) 'fats' (did you mean fast?)"),
+    (["--device", "foo"], "--device 'foo': expected auto, cpu, cuda, cuda:N or mps"),
+])
+def test_python_m_benchmark_says_mistakes_in_one_line(tmp_path, monkeypatch, capsys, extra,
+                                                      message):
+    """`python -m ptrm_cli.benchmark` (docs/PERFORMANCE.md: "the same options") raised every
+    user mistake as a traceback (exit 1), or ran into a ZeroDivisionError, or wrote nothing
+    after the whole run; now the checks, messages and exit status 2 of `ptrm bench`."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(benchmark, "matmul_peak", lambda *a: pytest.fail("started the work"))
+    status = benchmark.main([*BENCH[1:], "--split", "random", *extra])
+    err = capsys.readouterr().err
+    assert status == 2 and f"error: {message}" in err, err
+
+
+def test_python_m_benchmark_json_and_out_are_those_of_ptrm_bench(tmp_path, capsys):
+    """--json was unknown to `python -m ptrm_cli.benchmark` (and -o); --out was neither
+    checked nor locked before the work."""
+    out = tmp_path / "b.json"
+    assert benchmark.main([*BENCH[1:], "--split", "random", "--json", "-o", str(out)]) == 0
+    got = capsys.readouterr()
+    rep = json.loads(got.out)  # stdout is the report, nothing else
+    assert rep["format"] == benchmark.FORMAT and rep["options"]["model"] == "tiny"
+    assert json.loads(out.read_text())["created"] == rep["created"]
+    assert f"wrote {out}" in got.err
+    (tmp_path / "notes.txt").write_text("hello\n")
+    assert benchmark.main([*BENCH[1:], "--out", str(tmp_path / "notes.txt")]) == 2
+    assert "is not a `ptrm bench` report" in capsys.readouterr().err
+    assert (tmp_path / "notes.txt").read_text() == "hello\n"
+
+
+def test_python_m_benchmark_relaunches_through_the_ptrm_launcher(monkeypatch, capsys):
+    """--gpus N ran torch.distributed.run itself: without NVLink multicast off (our GPU hosts
+    need it) and with torchrun's ChildFailedError for a rank's user error; a bad option was
+    said by every rank after the launch."""
+    import subprocess
+
+    calls = []
+    monkeypatch.setattr(subprocess, "call", lambda cmd, env=None: calls.append((cmd, env)) or 0)
+    args = [*BENCH[1:], "--split", "random", "--gpus", "2"]
+    assert benchmark.main(args) == 0
+    (cmd, env), = calls
+    assert cmd[1:5] == ["-m", "ptrm_cli.engine.launch", "2", "-m"] and "--gpus" not in cmd
+    assert cmd[5] == "ptrm_cli.benchmark" and env["NCCL_NVLS_ENABLE"] == "0"
+    assert benchmark.main([*args, "--K", "0"]) == 2 and len(calls) == 1
+    assert "--K 0: expected an integer >= 1" in capsys.readouterr().err
+
+
+def test_model_with_a_checkpoint_is_refused_not_ignored(tmp_path, monkeypatch, capsys):
+    """`-c CKPT --model mlp` benchmarked the checkpoint and said nothing of --model."""
+    from ptrm_codecs.families import PPBENCH
+    from ptrm_cli.engine.checkpoint import save_checkpoint
+    from fixtures_models import tiny_model
+
+    ckpt = save_checkpoint(tmp_path / "m", tiny_model(len(PPBENCH.vocab)), PPBENCH.vocab, {})
+    monkeypatch.setattr(benchmark, "matmul_peak", lambda *a: pytest.fail("started the work"))
+    r = CliRunner().invoke(app, [*BENCH, "--split", "random", "-c", str(ckpt)])  # --model tiny
+    assert r.exit_code == 2, r.output
+    assert "--model tiny: random weights are for a run without --checkpoint" in r.output
+    assert benchmark.main([*BENCH[1:], "-c", str(ckpt), "--model", "mlp"]) == 2
+    assert "--model mlp: random weights" in capsys.readouterr().err
+
+
+def test_random_trm_mlp_on_golden_runs_its_sudoku_puzzles():
+    """`--model mlp --split golden` stopped at the first heyawake with eval's hint "--types
+    sudoku" (bench has no --types), and --split auto fell back to random tokens: the golden
+    set's sudoku puzzles are the ones a sudoku-native model reads."""
+    if "sudoku" not in installed_codecs() or not golden_examples(["sudoku"]):
+        pytest.skip("needs the golden set and the built-in codecs")
+    from ptrm_cli import bench_setup
+
+    for split in ("golden", "auto"):
+        o = benchmark.BenchOptions(model="mlp", puzzles=20, split=split, seed=1)
+        loaded, _ = bench_setup.load_model(o, "cpu")
+        pz = bench_setup.load_puzzles(o, loaded)
+        assert pz.source.startswith("golden sudoku (") and "repeated to 20" in pz.source
+        assert set(pz.types) == {"sudoku"} and pz.labels is not None
+        assert pz.inputs.shape == (20, 81) and len(pz.verifiers) == 20
+    # a model that reads every golden type runs all of them, as before
+    o = benchmark.BenchOptions(model="tiny", puzzles=300, split="golden")
+    pz = bench_setup.load_puzzles(o, bench_setup.load_model(o, "cpu")[0])
+    assert pz.source.startswith("golden (") and len(set(pz.types)) > 1
+
+
+def test_share_of_peak_column_keeps_a_space_at_any_width(tmp_path):
+    """11451.5% (a tiny --peak-size) ran into the TFLOP/s column: "0.011451.5%"."""
+    rep = benchmark.run_bench(benchmark.BenchOptions(model="tiny", K=2, D=1, puzzles=2,
+                                                     split="random", modes=["fast"],
+                                                     device="cpu"))
+    rep["modes"][0]["tflops"], rep["modes"][0]["share_of_peak"] = 0.0, 114.515
+    row = next(x for x in bench_report.table(rep).splitlines() if x.startswith("fast "))
+    assert " 0.0 11451.5%" in row, row
+
+
+def test_python_m_benchmark_keeps_the_modes_finished_on_sigterm(tmp_path, monkeypatch, capsys):
+    """`timeout` (SIGTERM) killed `python -m ptrm_cli.benchmark` outright: the finished modes
+    were neither printed nor written, where `ptrm bench` keeps them and exits 130."""
+    import os
+    import signal
+
+    monkeypatch.setattr(benchmark, "fast_mode", lambda b, mode: os.kill(os.getpid(),
+                                                                        signal.SIGTERM))
+    ignore = lambda *a: None  # noqa: E731 - what this process does with SIGTERM otherwise
+    before = signal.signal(signal.SIGTERM, ignore)
+    out = tmp_path / "b.json"
+    try:
+        status = benchmark.main([*BENCH[1:-1], "eager,fast", "--split", "random", "--out",
+                                 str(out)])
+        assert signal.getsignal(signal.SIGTERM) is ignore  # given back when main returns
+    finally:
+        signal.signal(signal.SIGTERM, before)
+    got = capsys.readouterr()
+    assert status == 130 and "interrupted" in got.err
+    assert "ms/puzzle" in got.out
+    rep = json.loads(out.read_text())
+    assert rep["interrupted"] is True and [m["mode"] for m in rep["modes"]] == ["eager"]

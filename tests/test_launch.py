@@ -58,3 +58,22 @@ def test_a_user_error_under_two_processes_is_one_message_and_its_status(tmp_path
     assert proc.returncode == 2, proc.stderr[-2000:]
     assert proc.stderr.count("meta.sigma is 'bad'") == 1, proc.stderr[-2000:]
     assert "Traceback" not in proc.stderr and "ChildFailedError" not in proc.stderr
+
+
+def test_a_plain_torchrun_launch_gets_nvlink_multicast_off(monkeypatch):
+    """`torchrun -m ptrm_cli.benchmark` (or eval) bypasses our launcher: joining the group sets
+    DIST_ENV where the user did not, as the trainer does (it did not)."""
+    import torch.distributed as dist
+
+    from ptrm_cli.engine import distributed
+
+    for k in launch.DIST_ENV:
+        monkeypatch.delenv(k, raising=False)
+    monkeypatch.setenv("NCCL_NVLS_ENABLE", "1")  # the user's own choice stays
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setattr(dist, "is_initialized", lambda: True)  # no group to join here
+    monkeypatch.setattr(dist, "get_backend", lambda *a: "gloo")
+    monkeypatch.setattr(distributed, "_GLOO", None)
+    assert distributed.setup("cpu") == "cpu"
+    assert os.environ["TORCH_SYMM_MEM_DISABLE_MULTICAST"] == "1"
+    assert os.environ["NCCL_NVLS_ENABLE"] == "1"

@@ -4,15 +4,8 @@ and its bench_*.py modules)."""
 
 from __future__ import annotations
 
-import json
-import os
-from contextlib import nullcontext
-from pathlib import Path
-
 import typer
 
-from ..atomic import exclusive
-from ..errors import PtrmError
 from ..options import JSON, PERTURB_HELP, check_perturb
 
 
@@ -20,10 +13,11 @@ def bench(
     checkpoint: str = typer.Option(None, "--checkpoint", "-c",
                                    show_default="a random TRM of --model's size",
                                    help="Checkpoint folder (or official TRM step file)."),
-    model: str = typer.Option("7m", "--model",
+    model: str = typer.Option(None, "--model", show_default="7m",
                               help="Without --checkpoint, random weights: 7m (the paper's "
                                    "TRM-Att, D=512, 8 heads, T=3, n=6, P=16, vocab 294, seq "
-                                   "100), mlp (TRM-MLP on 9x9 sudoku, 5.0M) or tiny."),
+                                   "100), mlp (TRM-MLP on 9x9 sudoku, 5.0M: the golden set's "
+                                   "sudoku puzzles) or tiny."),
     K: int = typer.Option(100, "--K", min=1, help="Rollouts per puzzle."),
     D: int = typer.Option(48, "--D", min=1, help="Supervision steps per rollout."),
     sigma: float = typer.Option(None, "--sigma", min=0.0,
@@ -46,7 +40,9 @@ def bench(
                                    "adaptive, curve, profile (scaling runs by itself on "
                                    "several GPUs)."),
     device: str = typer.Option("auto", "--device", help="auto | cpu | cuda | cuda:N"),
-    seed: int = typer.Option(0, "--seed", min=0, help="Noise seed (all modes)."),
+    seed: int = typer.Option(0, "--seed", min=0,
+                             help="Seed of the noise (all modes), a random model's weights "
+                                  "and random tokens."),
     repeats: int = typer.Option(1, "--repeats", min=1,
                                 help="Timed runs of each fast/adaptive mode (median)."),
     chunk_rows: int = typer.Option(None, "--chunk-rows", min=1,
@@ -90,65 +86,22 @@ def bench(
         ptrm bench --gpus 4 --modes fast
     """
     from ..engine import distributed
+    from .. import benchmark  # torch loads here, not when `ptrm --help` starts
 
-    if out is not None and (not out.strip() or Path(out).is_dir()):
-        raise PtrmError(f"--out {out!r}: expected a file path for the JSON report",
-                        hint="e.g. --out bench.json")
-    if out is not None and not _replaceable(Path(out)):
-        raise PtrmError(f"--out {out}: that file exists and is not a `ptrm bench` report; it "
-                        "would be replaced", hint="choose another path, or delete it first")
+    check_perturb(perturb)
+    opts = benchmark.BenchOptions(
+        checkpoint=checkpoint, model=model, K=K, D=D, sigma=sigma, perturb=perturb,
+        puzzles=puzzles, split=split, data=data,
+        modes=[m.strip() for m in modes.split(",") if m.strip()], device=device, seed=seed,
+        repeats=repeats, chunk_rows=chunk_rows, compile=compile, compile_mode=compile_mode,
+        deterministic=deterministic, check_every=check_every, wave=wave,
+        q_threshold=q_threshold, rules=rules, peak_size=peak_size, out=out)
+    benchmark.check(opts)  # before a relaunch: else each rank would say it
     if gpus and gpus > 1 and not distributed.launched():
         distributed.check_gpus(gpus, device)
         raise typer.Exit(distributed.relaunch(gpus))
-    from ..bench_setup import RANDOM_MODELS  # torch loads here, not for `ptrm --help`
-
-    if model not in RANDOM_MODELS:
-        raise PtrmError(f"--model {model!r}: expected {', '.join(RANDOM_MODELS)}")
-    check_perturb(perturb)
-    if not modes.strip(", "):
-        raise PtrmError("--modes: name at least one mode (eager, fast, adaptive, ...)")
-    from .. import benchmark  # torch loads here, not when `ptrm --help` starts
-    from ..bench_report import jsonable
-
-    opts = benchmark.BenchOptions(
-        checkpoint=checkpoint, model=model, K=K, D=D, sigma=sigma, perturb=perturb, puzzles=puzzles, split=split,
-        data=data, modes=[m.strip() for m in modes.split(",") if m.strip()], device=device,
-        seed=seed, repeats=repeats, chunk_rows=chunk_rows, compile=compile,
-        compile_mode=compile_mode, deterministic=deterministic, check_every=check_every,
-        wave=wave, q_threshold=q_threshold, rules=rules, peak_size=peak_size, out=out)
-    writes = out is not None and os.environ.get("RANK", "0") == "0"  # rank 0 writes --out
-    interrupted = False
-    try:  # the lock first: an unwritable --out fails before the work, not after it
-        with exclusive(out, "bench --out") if writes else nullcontext():
-            report = benchmark.run_bench(opts)
-    except ValueError as e:
-        raise PtrmError(str(e)) from None
-    except benchmark.Interrupted as e:  # show and keep the modes that finished
-        report, interrupted = e.report, True
-    main = distributed.is_main()  # asked before teardown: after it every rank says rank 0
-    distributed.teardown()
-    if main and as_json:  # the report --out writes, on stdout
-        typer.echo(json.dumps(report, indent=1, default=jsonable))
-    elif main and (report["modes"] or "scaling" in report):
-        typer.echo(benchmark.table(report))
-    if main and out:
-        typer.echo(f"wrote {out}", err=as_json)
-    if interrupted:
+    status = benchmark.run_and_show(opts, as_json)  # its checks name the option: exit 2
+    if status == 130:
         raise KeyboardInterrupt  # the app says "interrupted" and exits 130
-    if failed := benchmark.failed_modes(report):
-        if main:
-            typer.echo(f"error: mode(s) {', '.join(failed)} failed (the table and the report "
-                       "say why)", err=True)
-        raise typer.Exit(1)
-
-
-def _replaceable(path: Path) -> bool:
-    """--out may replace nothing, an empty file, or an earlier bench report (a rerun), never
-    another file that happens to be there."""
-    from ..benchmark import FORMAT
-
-    try:
-        text = path.read_text() if path.is_file() else ""
-        return not text.strip() or json.loads(text).get("format") == FORMAT
-    except (OSError, UnicodeDecodeError, ValueError, AttributeError):
-        return False
+    if status:
+        raise typer.Exit(status)

@@ -53,6 +53,9 @@ def setup(device: str) -> str:
         return device
     import torch.distributed as dist
 
+    from .launch import DIST_ENV  # set here too: eval or bench started by plain torchrun
+    for k, v in DIST_ENV.items():
+        os.environ.setdefault(k, v)
     local = int(os.environ.get("LOCAL_RANK", "0"))
     if device.startswith("cuda"):
         device = f"cuda:{local}"
