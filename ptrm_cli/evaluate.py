@@ -609,7 +609,7 @@ def tables(report: dict):
                   fmt_cost(d["cost_per_puzzle_usd"]), fmt_flops(d["flops_per_puzzle"]),
                   fmt_time(d["verify_time_per_puzzle_s"]))
     for r in report["ptrm"]:
-        t.add_row(f"PTRM K={r['K']} D={r['D']} σ={r['sigma']:g}{steps_note(r)}",
+        t.add_row(f"PTRM K={r['K']} D={r['D']} σ={r['sigma']:g}{on}{steps_note(r)}",
                   fmt_time(r["time_per_puzzle_s"]),
                   fmt_cost(r["cost_per_puzzle_usd"]), fmt_flops(r["flops_per_puzzle"]),
                   fmt_time(r["verify_time_per_puzzle_s"]))

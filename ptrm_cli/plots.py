@@ -37,7 +37,15 @@ def _figure(w=6.0, h=4.0, ncols=1):
 
 def _title(report: dict, what: str) -> str:
     s = report["settings"]
-    return f"{what} · {report['split']['name']} (n={report['split']['n']}), D={s['D']}"
+    return (f"{what}{_on(report)} · {report['split']['name']} (n={report['split']['n']}), "
+            f"D={s['D']}")
+
+
+def _on(report: dict) -> str:
+    """" on y" where the noise was not on the paper's z (a y run's σ is not z's), as the
+    tables say it."""
+    target = report["settings"].get("perturb", "z")
+    return "" if target == "z" else f" on {target}"
 
 
 def width_scaling(report: dict, path: Path) -> Path:
@@ -114,8 +122,8 @@ def q_steps(report: dict, path: Path) -> Path:
     ax.set_xlabel("supervision step")
     ax.set_ylabel("sigmoid(Q)")
     ax.set_ylim(-0.02, 1.02)
-    ax.set_title(f"Q over steps (σ={qs['sigma']:g}, seed {qs['seed']}): rollouts ending correct "
-                 "vs incorrect", fontsize=9)
+    ax.set_title(f"Q over steps (σ={qs['sigma']:g}{_on(report)}, seed {qs['seed']}): rollouts "
+                 "ending correct vs incorrect", fontsize=9)
     ax2.set_ylim(-2, 102)
     ax2.set_xlabel("supervision step")
     ax2.set_ylabel("% cells correct")

@@ -260,15 +260,19 @@ def test_eval_noise_target_follows_the_model_and_the_sweep(report, dataset, tmp_
     rep = json.loads(r.stdout)
     assert rep["settings"]["perturb"] == "y"
     assert [(p["sigma"], p["perturb"]) for p in rep["ptrm"]] == [(0.35, "y")]
+    # the report says where σ came from, as solve's --json does (it did not)
+    assert rep["settings"]["sigma_source"] == "model"
     r = ptrm(*args, "--perturb", "z", "--out", tmp_path / "z")
     assert r.exit_code == 2 and "chosen for noise on y" in r.output
     r = ptrm(*args, "--perturb", "z", "--sigma", "0.35", "--out", tmp_path / "zs")
     assert r.exit_code == 0 and json.loads(r.stdout)["settings"]["perturb"] == "z"
+    assert json.loads(r.stdout)["settings"]["sigma_source"] == "option"
     # --sigma-from takes σ with the target it was swept on: this sweep put the noise on z
     sweep = report[1] / "report.json"
     r = ptrm(*args, "--sigma-from", sweep, "--out", tmp_path / "from")
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["settings"]["perturb"] == "z"
+    assert json.loads(r.stdout)["settings"]["sigma_source"] == "sweep"
     r = ptrm(*args, "--sigma-from", sweep, "--perturb", "y", "--out", tmp_path / "mixed")
     assert r.exit_code == 2 and "that sweep put the noise on z" in r.output
     # the hints' commands run as given: a named split needs its --data (they once lacked it)
@@ -283,6 +287,8 @@ def test_eval_noise_target_follows_the_model_and_the_sweep(report, dataset, tmp_
     text = " ".join(ptrm(*args[:-1], "--sigma", "0.2,0.35", "--out", tmp_path / "t").stdout
                     .split())
     assert "(@K: K=2 D=1 σ=0.2 on y)" in text and "σ sweep on y: aggregate" in text
+    # ... the compute table's PTRM rows too (they named none)
+    assert "PTRM K=2 D=1 σ=0.2 on y " in text and "PTRM K=2 D=1 σ=0.35 on y " in text
     assert " on z" not in " ".join(ptrm(*args[:-1], "--perturb", "z", "--sigma", "0.35",
                                         "--out", tmp_path / "tz").stdout.split())
     import inspect

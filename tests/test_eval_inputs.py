@@ -101,6 +101,46 @@ def test_sigma_from_an_arc_report_says_what_it_is(tmp_path):
     assert "--sigma S" in e.value.hint
 
 
+def test_sigma_from_refuses_an_out_that_holds_that_sweep(report, ckpt, dataset, tmp_path):
+    """--out naming the sweep's own folder replaced the sweep with a report whose
+    settings.sigma_from named itself: the sweep that chose σ was lost. Refused before any
+    work, whether the sweep is given as its folder or its report.json."""
+    sweep = tmp_path / "sweep"
+    sweep.mkdir()
+    (sweep / "report.json").write_text((report[1] / "report.json").read_text())
+    before = (sweep / "report.json").read_bytes()
+    args = ("eval", "--split", "val", "--data", dataset, "-c", ckpt, "--K", 2, "--D", 1,
+            "--seeds", 1, "--no-plots")
+    for given, out in ((sweep, sweep), (sweep / "report.json", tmp_path / "." / "sweep")):
+        bad(*args, "--sigma-from", given, "-o", out,
+            match=f"--out {out} holds the --sigma-from sweep")
+    assert (sweep / "report.json").read_bytes() == before
+    assert not (sweep / "partial.json").exists()
+
+
+@pytest.mark.parametrize("options, match", [
+    (("--sigma", "0.1,0.3"), "--sigma 0.1,0.3: an ARC evaluation runs one σ"),
+    (("--seeds", 3), "--seeds 3: an ARC evaluation runs one seed"),
+    (("--halt", 0.5, "--det-D", 4), "--halt, --det-D: not for ARC tasks"),
+    (("--types", "sudoku"), "--types: not for ARC tasks"),
+    (("--min-difficulty", 3), "--min-difficulty: not for ARC tasks"),
+    (("--sample", 2), "--sample applies to puzzle splits"),
+])
+def test_an_arc_evaluation_refuses_what_it_cannot_run(tmp_path, options, match):
+    """An ARC dataset runs one σ and one seed, answers at the last step and runs its TRM at
+    --D: a σ sweep ran its first σ only, --seeds 3 ran one seed, --halt, --det-D, --types and
+    --min-difficulty were dropped, all without a word. Refused before the model loads (the
+    checkpoint here does not exist)."""
+    arc = tmp_path / "arc"
+    arc.mkdir()
+    (arc / "meta.json").write_text(json.dumps({"family": "arc"}))
+    args = ("eval", "--data", arc, "--split", "test", "-c", tmp_path / "none", "--no-plots")
+    bad(*args, *options, match=match)
+    # the defaults (--seeds 3 among them) are a puzzle evaluation's: not refused
+    bad(*args, "--seed", 1, match="no such file")
+    bad(*args, "--seeds", 1, "--sigma", "0.2", match="no such file")
+
+
 def test_the_golden_file_by_its_path_is_the_golden_set(report, ckpt, tmp_path):  # noqa: F811
     """--split PATH/golden_300.jsonl (the hint when the ppbench wheel is missing) is the golden
     set: named golden, so a sigma sweep on it is refused like one on --split golden."""

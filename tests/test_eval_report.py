@@ -179,3 +179,15 @@ def test_interrupted_eval_says_what_is_saved_and_how_to_continue(ckpt, dataset, 
     r = CliRunner().invoke(app, [str(a) for a in args + ["--resume"]])
     assert r.exit_code == 130, r.output
     assert "the same command continues" in " ".join(r.output.split()), r.output
+
+
+def test_plot_titles_name_a_noise_target_other_than_z():
+    """A y sweep's σ axis is y's σ: the titles say so, as the tables do (they named none)."""
+    from ptrm_cli import plots
+
+    report = {"settings": {"D": 16, "perturb": "y"}, "split": {"name": "val", "n": 550}}
+    assert plots._title(report, "σ sweep, K=100") == "σ sweep, K=100 on y · val (n=550), D=16"
+    report["settings"]["perturb"] = "z"
+    assert " on " not in plots._title(report, "σ sweep, K=100")
+    del report["settings"]["perturb"]  # reports from before --perturb: z
+    assert " on " not in plots._title(report, "σ sweep, K=100")

@@ -147,8 +147,11 @@ def evaluate(
     from ..engine import distributed
 
     on = None
+    # where σ comes from, recorded as solve's --json says it: option, model, default or sweep
+    sigma_source = "option" if sigmas else None
     if sigma_from is not None:
         choice = ev_mod.sigma_from_report(sigma_from)
+        sigma_source = "sweep"
         chosen, on, tied = choice.sigma, choice.split, choice.tied
         sigmas = [chosen]
         if perturb not in (None, choice.perturb):  # σ belongs to the target it was swept on
@@ -190,10 +193,11 @@ def evaluate(
         if identifiers is not None and not arc:
             raise PtrmError("--identifiers applies to ARC datasets (--data DIR built with "
                             "--family arc)")
-        if arc and sample_n is not None:
-            raise PtrmError("--sample applies to puzzle splits, not ARC tasks: use --limit")
-        if arc and resume:
-            raise PtrmError("--resume applies to puzzle splits: an ARC evaluation runs whole")
+        if arc:
+            # --seeds by its source: the default (3) is a puzzle evaluation's
+            given_seeds = seeds if "--seeds" in given_options(ctx, keep=set()) else 1
+            _refuse_for_arc(sigmas=sigmas, seeds=given_seeds, halt=halt, det_D=dets, types=types,
+                            min_difficulty=min_difficulty, sample_n=sample_n, resume=resume)
         # an official step_N file has no token table: an ARC dataset says it is TRM's ARC one;
         # a sequence length it does not say is that of the one family of its vocabulary size
         # among those the split may hold
@@ -205,8 +209,8 @@ def evaluate(
         D = D or loaded.config.halt_max_steps
         sigma_note = ""
         if not sigmas:  # neither --sigma nor --sigma-from: the checkpoint's, else the default
-            sigma, source, perturb = loaded.noise_choice(None, perturb)
-            sigmas, sigma_note = [sigma], solver.SIGMA_NOTES[source]
+            sigma, sigma_source, perturb = loaded.noise_choice(None, perturb)
+            sigmas, sigma_note = [sigma], solver.SIGMA_NOTES[sigma_source]
         perturb = perturb or loaded.perturb  # σ given: the noise goes where the model's did
         if arc:
             _eval_arc(loaded, Path(data).expanduser(), split, K=K, D=D, sigma=sigmas[0],
@@ -230,6 +234,8 @@ def evaluate(
             loaded.config, 1, max(settings.det_D), budget, record_steps=halt is not None)
         out = out or Path(f"eval_{Path(evset.name).name}")
         _check_out(out)  # before any work, not when the first run saves
+        if sigma_from is not None:
+            _refuse_own_sweep(out, sigma_from)
         if main:  # one evaluation per folder: two would overwrite each other's partial.json
             hold.enter_context(exclusive(out, "eval --out"))
         saved = _saved_runs(out, loaded, evset, settings, resume=resume, write=main)
@@ -278,6 +284,7 @@ def evaluate(
                     hint="lower --K" if one else
                     "a smaller --memory gives smaller chunks (at least one puzzle's K rollouts)"
                     ) from None
+        report["settings"]["sigma_source"] = sigma_source
         if sigma_from is not None:  # where sigma came from, for whoever reads the report later
             report["settings"]["sigma_from"] = {"report": str(sigma_from), "split": on,
                                                 "halt": choice.halt}
@@ -327,6 +334,16 @@ def _saved_runs(out: Path, loaded, evset, settings, *, resume: bool, write: bool
 
 def _check_out(out: Path) -> None:
     refuse_file(out, hint="pass a folder: report.json, the plots and partial.json go there")
+
+
+def _refuse_own_sweep(out: Path, sigma_from: Path) -> None:
+    """--out is where the --sigma-from sweep lies: its report.json would be replaced by one
+    whose `settings.sigma_from` names itself, and the sweep that chose σ would be lost."""
+    from ..evaluate import report_file
+
+    if report_file(sigma_from.expanduser()).resolve() == (out / "report.json").resolve():
+        raise PtrmError(f"--out {out} holds the --sigma-from sweep ({sigma_from}): this "
+                        "evaluation would replace it", hint="write it to another folder")
 
 
 def _merge(paths: list[Path], out: Path, *, plots: bool, as_json: bool) -> None:
@@ -381,6 +398,31 @@ def _layouts(split: str, data: str | None) -> list:
         return [f for t in GOLDEN_TYPES if (c := registry.type_named(t)) is not None
                 for f in c.families] or every
     return every
+
+
+def _refuse_for_arc(*, sigmas, seeds, halt, det_D, types, min_difficulty, sample_n,
+                    resume) -> None:
+    """The options of a puzzle evaluation that ARC's pipeline (one σ, one seed, its TRM at D)
+    cannot honour: refused, since run anyway they would read as applied (a σ sweep that ran
+    its first σ only, three seeds that ran one)."""
+    if sample_n is not None:
+        raise PtrmError("--sample applies to puzzle splits, not ARC tasks: use --limit")
+    if resume:
+        raise PtrmError("--resume applies to puzzle splits: an ARC evaluation runs whole")
+    if sigmas is not None and len(sigmas) > 1:
+        raise PtrmError(f"--sigma {','.join(f'{s:g}' for s in sigmas)}: an ARC evaluation "
+                        "runs one σ", hint="run `ptrm eval --data DIR --sigma S` once per σ")
+    if seeds > 1:
+        raise PtrmError(f"--seeds {seeds}: an ARC evaluation runs one seed (--seed)",
+                        hint="run it once per --seed")
+    given = [flag for flag, value in (("--halt", halt), ("--det-D", det_D or None),
+                                      ("--types", types),
+                                      ("--min-difficulty", min_difficulty))
+             if value is not None]
+    if given:
+        raise PtrmError(f"{', '.join(given)}: not for ARC tasks (an ARC evaluation answers at "
+                        "the last step, runs its TRM at --D, and scores every task)",
+                        hint="drop them; --limit keeps the first N tasks")
 
 
 def _is_arc(data: Path) -> bool:
