@@ -14,6 +14,8 @@
 #   run:   bash scripts/gpu/perf.sh train_scaling  (a 4-GPU machine: the training update
 #                                                   with CUDA graphs on 1 card, then on all,
 #                                                   in one call: strong scaling on one host)
+#   run:   bash scripts/gpu/perf.sh scaling        (a 2- or 4-GPU machine: PTRM on golden
+#                                                   sharded over 1, 2, ... all GPUs, one launch)
 #   run:   bash scripts/gpu/perf.sh mlp            (the TRM-MLP sudoku model's shape, random
 #                                                   weights: nothing more to carry)
 set -uo pipefail
@@ -63,6 +65,14 @@ mlp() {
     timeout "$(left 570)" ptrm bench --model mlp --split random \
         --puzzles 100 --K 100 --D 64 --modes fast,fast-autotune,profile \
         --out "$OUT/bench_mlp.json" 2>&1 | tail -n 50
+}
+
+# Issue #9's near-linear evaluation scaling: measured on 4 x H200 (94% on 2, 92% on 4), not yet
+# on H100s; the golden set four times over (244 puzzles) so 4 cards still get a full batch
+scaling() {
+    setup
+    timeout "$(left 570)" ptrm bench -c "$MODEL" --split golden --puzzles 244 --K 100 --D 48 \
+        --modes fast $(gpus) --out "$OUT/bench_scaling.json" 2>&1 | tail -n 20
 }
 
 # Issue #9's 90% strong-scaling target, measured on one host: session 11 had it on H200s (88-90%
