@@ -196,6 +196,9 @@ def _check_same(first: dict, r: dict) -> None:
                    f"{setting_text(first['settings'].get(key))})")
     if r["groups"] != first["groups"]:
         differ("puzzle types")
+    judged = [(x.get("width_curve") or {}).get("judge", "label") for x in (r, first)]
+    if judged[0] != judged[1]:  # a report from before the curves were judged by the rules
+        differ(f"width-curve judgments ({judged[0]} vs {judged[1]})")
 
 
 def _merge_sigma(entries: list[dict], groups: list[str]) -> dict:
@@ -227,4 +230,5 @@ def _merge_width(curves: list[dict], seeds: list[int]) -> dict:
         pooled = (mean * w).sum(0) / w.sum()
         var = ((std ** 2 + (mean - pooled) ** 2) * w).sum(0) / w.sum()
         metrics[m] = {"mean": pooled.tolist(), "std": np.sqrt(var).tolist()}
-    return {"sigma": first["sigma"], "ks": first["ks"], "metrics": metrics}
+    return {"sigma": first["sigma"], "ks": first["ks"], "metrics": metrics,
+            **({"judge": first["judge"]} if "judge" in first else {})}

@@ -42,6 +42,9 @@ USD_PER_H100_HOUR = 2.50
 PAPER_EXCLUDES = "shakashaka"
 METRICS = ("pass", "best_q", "mode", "q_vote", "verified")
 WIDTH_KS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
+#: how the width curve and Q over steps judge a rollout: the rules, as the tables first do
+#: (reports before 2026-11-27 judged them by label match, and say nothing)
+CURVE_JUDGE = "rules"
 
 
 # -- scoring ---------------------------------------------------------------------------------
@@ -298,8 +301,9 @@ def run_eval(loaded: LoadedModel, ev: EvalSet, s: EvalSettings, *,
             record = si == 0 and seed == s.seeds[0]
             key = ptrm_key(sigma, seed)
             done = saved.get(key)
-            if done is None or (record and done["q_steps"] is None) or \
-                    (si == 0 and done["curve"] is None):  # not saved, or saved without these
+            # run it: not saved, or saved without what this run records (or judged otherwise)
+            if done is None or (record and _judge(done["q_steps"]) != CURVE_JUDGE) or \
+                    (si == 0 and _judge(done["curve"]) != CURVE_JUDGE):
                 out, valid, t_model, t_verify, used = run(s.K, s.D, sigma, seed, record,
                                                           s.chunk_rows)
                 done = _ptrm_run(out, valid, ev.labels, groups, s, sigma, seed,
@@ -313,7 +317,7 @@ def run_eval(loaded: LoadedModel, ev: EvalSet, s: EvalSettings, *,
             per_puzzle = _add(per_puzzle, {j: {k: torch.tensor(v) for k, v in d.items()}
                                            for j, d in done["scores"].items()})
             if si == 0:
-                curves.append({int(k): v for k, v in done["curve"].items()})
+                curves.append({int(k): v for k, v in done["curve"]["points"].items()})
             if record:
                 qsteps = done["q_steps"]
         ptrm.append(ptrm_entry(
@@ -392,11 +396,11 @@ def _ptrm_run(out, valid: torch.Tensor, labels: torch.Tensor, groups: dict, s: E
     ks = sorted({k for k in WIDTH_KS if k <= s.K} | {s.K})
     return {"run": {"seed": seed, **timing, "groups": by_group(sc, groups)},
             "scores": {j: {k: v.tolist() for k, v in d.items()} for j, d in sc.items()},
-            "curve": None if not curve else {
+            "curve": None if not curve else {"judge": CURVE_JUDGE, "points": {
                 str(k): v for k, v in metrics.width_curve(
-                    canonical(out.preds, labels), out.q, labels, ks, valid=valid,
-                    draws=s.draws, seed=seed).items()},
-            "q_steps": _q_steps(out, labels, sigma, seed) if record else None}
+                    canonical(out.preds, labels), out.q, labels, ks, valid=valid, ok=valid,
+                    draws=s.draws, seed=seed).items()}},
+            "q_steps": _q_steps(out, labels, valid, sigma, seed) if record else None}
 
 
 def ptrm_entry(setting: dict, runs: list[dict], groups: list[str], per_puzzle: dict) -> dict:
@@ -444,25 +448,31 @@ def _add(acc, sc):
     return {j: {k: acc[j][k] + new[j][k] for k in d} for j, d in new.items()}
 
 
+def _judge(saved: dict | None) -> str | None:
+    """How a saved run's curve or Q over steps judged rollouts (None: not saved; "label" for
+    runs saved before CURVE_JUDGE)."""
+    return None if saved is None else saved.get("judge", "label")
+
+
 def _width(curves: list[dict], sigma: float) -> dict:
     ks = sorted(curves[0])
     names = list(curves[0][ks[0]])
-    return {"sigma": sigma, "ks": ks,
+    return {"sigma": sigma, "ks": ks, "judge": CURVE_JUDGE,
             "metrics": {m: {"mean": [float(np.mean([c[k][m] for c in curves])) for k in ks],
                             "std": [float(np.std([c[k][m] for c in curves])) for k in ks]}
                         for m in names}}
 
 
-def _q_steps(out, labels: torch.Tensor, sigma: float, seed: int) -> dict:
-    """sigmoid(Q) and cell accuracy per supervision step, for rollouts whose final answer is
-    correct vs incorrect (by label)."""
+def _q_steps(out, labels: torch.Tensor, valid: torch.Tensor, sigma: float, seed: int) -> dict:
+    """sigmoid(Q) and cell accuracy (by label) per supervision step, for rollouts whose final
+    answer is correct vs incorrect by the rules."""
     from .engine import metrics
 
-    ok = metrics.correct(out.preds, labels[:, None, :]).reshape(-1)  # [P*K]
+    ok = valid.reshape(-1)  # [P*K]
     q = torch.sigmoid(out.step_q.float()).reshape(-1, out.step_q.shape[-1])  # [P*K, D]
     P, K, D, L = out.step_preds.shape
     cell = metrics.cell_accuracy(out.step_preds.long(), labels[:, None, None, :]).reshape(-1, D)
-    res = {"sigma": sigma, "seed": seed, "steps": list(range(1, D + 1))}
+    res = {"sigma": sigma, "seed": seed, "judge": CURVE_JUDGE, "steps": list(range(1, D + 1))}
     for name, m in (("correct", ok), ("incorrect", ~ok)):
         n = int(m.sum())
         if n == 0:

@@ -7,6 +7,9 @@
     q_steps.png         sigmoid(Q) over supervision steps for rollouts that end correct vs
                         incorrect (mean, 25-75% band), and their cell accuracy
 
+Correct means by the rules verifier, the judgment the tables lead with (the y axes say so;
+reports written before 2026-11-27 judged the width curve and Q over steps by label match).
+
 Figures are built with `matplotlib.figure.Figure` directly (no pyplot, no global backend), so
 plotting works headless and never opens a window.
 """
@@ -19,10 +22,13 @@ from .errors import PtrmError
 
 COLORS = {"pass": "#1f77b4", "best_q": "#ff7f0e", "mode": "#2ca02c", "verified": "#9467bd",
           "q_vote": "#8c564b", "correct": "#2ca02c", "incorrect": "#d62728", "det": "#555555"}
-#: verified@K often lies on pass@K (by label): dashed, so both stay visible
+#: verified@K lies on pass@K by the rules (and often by label): dashed, so both stay visible
 STYLES = {"verified": "--"}
 LABELS = {"pass": "pass@K", "best_q": "best-Q@K", "mode": "mode@K", "verified": "verified@K",
           "q_vote": "Q-vote@K"}
+#: the y axis by judgment: the rules first, as the tables (reports before 2026-11-27 judged
+#: the width curve and Q over steps by label match and name no judge)
+YLABEL = {"rules": "% correct (rules verifier)", "label": "% correct (label match)"}
 
 
 def _figure(w=6.0, h=4.0, ncols=1):
@@ -37,8 +43,7 @@ def _figure(w=6.0, h=4.0, ncols=1):
 
 def _title(report: dict, what: str) -> str:
     s = report["settings"]
-    return (f"{what}{_on(report)} · {report['split']['name']} (n={report['split']['n']}), "
-            f"D={s['D']}")
+    return f"{what} · {report['split']['name']} (n={report['split']['n']}), D={s['D']}"
 
 
 def _on(report: dict) -> str:
@@ -61,46 +66,47 @@ def width_scaling(report: dict, path: Path) -> Path:
                 label=LABELS[m].replace("K", "k"))
         ax.fill_between(ks, [a - b for a, b in zip(mean, std)], [a + b for a, b in zip(mean, std)],
                         color=COLORS[m], alpha=0.15, lw=0)
-    _trm_baseline(ax, report, ls="--")
+    _trm_baseline(ax, report, w.get("judge", "label"), ls="--")
     ax.set_xscale("log")
     ax.set_xticks(ks, [str(k) for k in ks])
     ax.minorticks_off()
     ax.set_ylim(-2, 102)
     ax.set_xlabel("rollouts k (subsets of one run at K)")
-    ax.set_ylabel("% correct (label match)")
-    ax.set_title(_title(report, f"width scaling, σ={w['sigma']:g}"), fontsize=9)
+    ax.set_ylabel(YLABEL[w.get("judge", "label")])
+    ax.set_title(_title(report, f"width scaling, σ={w['sigma']:g}{_on(report)}"), fontsize=9)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     fig.savefig(path)
     return path
 
 
-def _trm_baseline(ax, report: dict, *, ls: str) -> None:
+def _trm_baseline(ax, report: dict, judge: str, *, ls: str) -> None:
     """The deterministic TRM at the same depth, as a horizontal line to compare against."""
     det = next((d for d in report["deterministic"] if d["D"] == report["settings"]["D"]), None)
     if det is not None:
-        ax.axhline(100 * det["groups"]["aggregate"]["label"]["acc"], ls=ls, color=COLORS["det"],
+        ax.axhline(100 * det["groups"]["aggregate"][judge]["acc"], ls=ls, color=COLORS["det"],
                    lw=1, label=f"TRM K=1 D={det['D']}")
 
 
 def sigma_sweep(report: dict, path: Path) -> Path:
+    judge = "rules"  # every report's summary holds both judgments
     runs = sorted(report["ptrm"], key=lambda r: r["sigma"])
     sig = [r["sigma"] for r in runs]
     fig, ax = _figure()
     series = {}
     for m in ("pass", "best_q", "mode", "verified"):
-        mean = [100 * r["summary"]["aggregate"]["label"][m]["mean"] for r in runs]
-        std = [100 * r["summary"]["aggregate"]["label"][m]["std"] for r in runs]
+        mean = [100 * r["summary"]["aggregate"][judge][m]["mean"] for r in runs]
+        std = [100 * r["summary"]["aggregate"][judge][m]["std"] for r in runs]
         series[m] = mean
         ax.errorbar(sig, mean, yerr=std, marker="o", ms=3, capsize=2, color=COLORS[m],
                     ls=STYLES.get(m, "-"), label=LABELS[m])
     ax.fill_between(sig, series["best_q"], series["pass"], color=COLORS["pass"], alpha=0.1, lw=0,
                     label="verifier headroom")
-    _trm_baseline(ax, report, ls=":")
+    _trm_baseline(ax, report, judge, ls=":")
     ax.set_ylim(-2, 102)
     ax.set_xlabel("σ (noise scale)")
-    ax.set_ylabel("% correct (label match)")
-    ax.set_title(_title(report, f"σ sweep, K={report['settings']['K']}"), fontsize=9)
+    ax.set_ylabel(YLABEL[judge])
+    ax.set_title(_title(report, f"σ sweep{_on(report)}, K={report['settings']['K']}"), fontsize=9)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     fig.savefig(path)
@@ -122,8 +128,9 @@ def q_steps(report: dict, path: Path) -> Path:
     ax.set_xlabel("supervision step")
     ax.set_ylabel("sigmoid(Q)")
     ax.set_ylim(-0.02, 1.02)
+    by = "the rules" if qs.get("judge") == "rules" else "label"
     ax.set_title(f"Q over steps (σ={qs['sigma']:g}{_on(report)}, seed {qs['seed']}): rollouts "
-                 "ending correct vs incorrect", fontsize=9)
+                 f"ending correct vs incorrect by {by}", fontsize=9)
     ax2.set_ylim(-2, 102)
     ax2.set_xlabel("supervision step")
     ax2.set_ylabel("% cells correct")

@@ -131,8 +131,16 @@ def test_eval_report_contents(report, ckpt):
     w = rep["width_curve"]
     assert w["ks"] == [1, 2, 4] and w["sigma"] == 0.0
     assert set(w["metrics"]) == {"pass", "best_q", "mode", "verified"}
+    # judged by the rules, as the tables lead (it was label match: the fully given sudoku,
+    # valid in every rollout, never counted): at k = K the curve is the first σ's table
+    assert w["judge"] == "rules"
+    for m in w["metrics"]:
+        assert w["metrics"][m]["mean"][-1] == pytest.approx(
+            rep["ptrm"][0]["summary"]["aggregate"]["rules"][m]["mean"]), m
+    assert w["metrics"]["pass"]["mean"][0] >= 1 / 5  # that sudoku, from one rollout on
     q = rep["q_steps"]
     assert q["steps"] == [1, 2] and q["incorrect"]["n"] + q["correct"]["n"] == 5 * 4
+    assert q["judge"] == "rules" and q["correct"]["n"] >= 4  # its 4 rollouts at least
 
 
 def test_sigma_from_a_validation_sweep(report, ckpt, dataset, tmp_path):
@@ -498,6 +506,12 @@ def test_merge_refuses_reports_of_different_evaluations(report, ckpt, dataset, t
     (tmp_path / "drawn.json").write_text(json.dumps(drawn))
     bad("eval", "--merge", whole, "--merge", tmp_path / "drawn.json",
         match="settings (halt 0.5 vs not set)")
+    # a report from before the width curve was judged by the rules: its curve is label's
+    drawn["settings"]["halt"] = None
+    del drawn["width_curve"]["judge"]
+    (tmp_path / "drawn.json").write_text(json.dumps(drawn))
+    bad("eval", "--merge", whole, "--merge", tmp_path / "drawn.json",
+        match="width-curve judgments (label vs rules)")
 
 
 def test_merge_refuses_an_out_that_is_a_file_or_in_use(report, ckpt, dataset, tmp_path):
@@ -571,6 +585,44 @@ def test_interrupted_eval_resumes_with_only_the_missing_runs(report, ckpt, datas
     assert not (out / "partial.json").exists()
     resumed = json.loads((out / "report.json").read_text())
     for key in ("ptrm", "deterministic", "width_curve", "q_steps", "split"):
+        _close(_strip_times(resumed[key]), _strip_times(whole[key]), key)
+
+
+def test_resume_reruns_a_run_whose_curve_was_judged_by_label(report, ckpt, dataset, tmp_path,
+                                                            monkeypatch):
+    """A partial.json from before the curves were judged by the rules: its run that holds them
+    is run again, so a report's width curve and Q over steps never mix judgments."""
+    from ptrm_cli.engine import distributed
+
+    whole, _ = report
+    real, calls = distributed.sample, []
+
+    def counting(*args, **kw):
+        if kw.get("on_chunk") is not None:
+            calls.append((kw.get("seed"), args[2].sigma))
+            if fail_at and len(calls) == fail_at:
+                raise RuntimeError("killed")
+        return real(*args, **kw)
+
+    monkeypatch.setattr(distributed, "sample", counting)
+    out = tmp_path / "ev"
+    args = ["eval", "--split", "val", "--data", dataset, "-c", ckpt, "--K", 4, "--D", 2,
+            "--sigma", "0,0.5", "--seeds", 2, "--out", out, "--no-plots"]
+    fail_at = 4  # the two baselines and (σ 0, seed 0) finish
+    assert isinstance(CliRunner().invoke(app, [str(a) for a in args]).exception, RuntimeError)
+    partial = json.loads((out / "partial.json").read_text())
+    run = partial["runs"]["ptrm/0.0/0"]
+    run["curve"] = run["curve"]["points"]  # as the code before saved them: no judge
+    del run["q_steps"]["judge"]
+    (out / "partial.json").write_text(json.dumps(partial))
+
+    fail_at, calls[:] = None, []
+    r = ptrm(*args, "--resume", "--json")
+    assert r.exit_code == 0, r.output
+    assert (0, 0.0) in calls and len(calls) == 4  # that run again, and the three missing
+    resumed = json.loads((out / "report.json").read_text())
+    assert resumed["width_curve"]["judge"] == resumed["q_steps"]["judge"] == "rules"
+    for key in ("ptrm", "width_curve", "q_steps"):
         _close(_strip_times(resumed[key]), _strip_times(whole[key]), key)
 
 

@@ -181,13 +181,24 @@ def test_interrupted_eval_says_what_is_saved_and_how_to_continue(ckpt, dataset, 
     assert "the same command continues" in " ".join(r.output.split()), r.output
 
 
-def test_plot_titles_name_a_noise_target_other_than_z():
+def test_plot_titles_name_a_noise_target_other_than_z(tmp_path, monkeypatch):
     """A y sweep's σ axis is y's σ: the titles say so, as the tables do (they named none)."""
     from ptrm_cli import plots
 
-    report = {"settings": {"D": 16, "perturb": "y"}, "split": {"name": "val", "n": 550}}
-    assert plots._title(report, "σ sweep, K=100") == "σ sweep, K=100 on y · val (n=550), D=16"
+    report = {"settings": {"D": 16, "K": 100, "perturb": "y"},
+              "split": {"name": "val", "n": 550}}
+    assert plots._on(report) == " on y"
     report["settings"]["perturb"] = "z"
-    assert " on " not in plots._title(report, "σ sweep, K=100")
+    assert plots._on(report) == ""
     del report["settings"]["perturb"]  # reports from before --perturb: z
-    assert " on " not in plots._title(report, "σ sweep, K=100")
+    assert plots._on(report) == ""
+    # in the figures, beside the σ it qualifies: a y sweep of the bundled model
+    from pathlib import Path
+
+    rep = json.loads((Path(__file__).parents[1] / "docs" / "runs" /
+                      "ppb9-2026-11-27-v_new_y.json").read_text())
+    titles, title = [], plots._title
+    monkeypatch.setattr(plots, "_title", lambda r, what: titles.append(what) or title(r, what))
+    plots.sigma_sweep(rep, tmp_path / "s.png")
+    plots.width_scaling(rep, tmp_path / "w.png")
+    assert titles == ["σ sweep on y, K=100", "width scaling, σ=0.3 on y"]

@@ -165,3 +165,22 @@ def test_width_curve_is_reproducible():
     a = metrics.width_curve(preds, q, labels, [2, 5], valid=valid, seed=3)
     b = metrics.width_curve(preds, q, labels, [2, 5], valid=valid, seed=3)
     assert a == b
+
+
+def test_width_curve_judged_by_another_matrix():
+    """`ok` judges each rollout (eval passes the rules verifier's valid): at k = K the curve is
+    then pass = any valid rollout and each selector's pick judged by it, not by label."""
+    preds, q, labels, valid = random_run(3)
+    K = preds.shape[1]
+    curve = metrics.width_curve(preds, q, labels, [1, K], valid=valid, ok=valid, draws=2)
+    ar = torch.arange(len(preds))
+    assert curve[K]["pass"] == pytest.approx(valid.any(-1).float().mean().item())
+    for how in ("best_q", "mode", "verified"):
+        chosen = select(preds, q, how, valid)
+        assert curve[K][how] == pytest.approx(valid[ar, chosen].float().mean().item()), how
+    assert curve[K]["verified"] == curve[K]["pass"]  # by the rules a verifier is the oracle
+    # left out, label match (this run's valid is drawn apart from its labels: they differ)
+    by_label = metrics.width_curve(preds, q, labels, [K], valid=valid)
+    ok = metrics.correct(preds, labels[:, None, :])
+    assert by_label[K]["pass"] == pytest.approx(ok.any(-1).float().mean().item())
+    assert by_label[K]["pass"] != pytest.approx(curve[K]["pass"])

@@ -105,14 +105,17 @@ def pass_at_k(is_correct: torch.Tensor) -> torch.Tensor:
 
 def width_curve(preds: torch.Tensor, q: torch.Tensor, labels: torch.Tensor,
                 ks: list[int], *, valid: torch.Tensor | None = None,
-                draws: int = 8, seed: int = 0) -> dict[int, dict[str, float]]:
+                ok: torch.Tensor | None = None, draws: int = 8,
+                seed: int = 0) -> dict[int, dict[str, float]]:
     """pass@k, best-Q@k, mode@k (and verified@k) for k <= K, each averaged over `draws` random
     subsets of the K rollouts of one run (the paper's width-scaling curve). A subset keeps its
     rollouts in their original order, so the selectors' tie rules (lowest index, first reached)
-    mean the same as on the full run, and k = K is exactly the full run's @K numbers."""
+    mean the same as on the full run, and k = K is exactly the full run's @K numbers. `ok`
+    ([P, K]) judges each rollout (the rules verifier's `valid`, say); left out, label match."""
     P, K, _ = preds.shape
     g = torch.Generator().manual_seed(seed)
-    ok = correct(preds, labels[:, None, :])  # [P, K]
+    if ok is None:
+        ok = correct(preds, labels[:, None, :])  # [P, K]
     out = {}
     for k in ks:
         if k > K:
