@@ -34,6 +34,7 @@ class BenchOptions:
     puzzles: int = 61
     split: str = "auto"                # auto | golden | random | FILE.jsonl | DIR | NAME (+data)
     data: str | None = None
+    types: list[str] | None = None     # only these puzzle types of the split (None: all)
     modes: list[str] = field(default_factory=lambda: ["eager", "fast", "adaptive"])
     device: str = "auto"
     seed: int = 0
@@ -158,7 +159,8 @@ def load_puzzles(o: BenchOptions, loaded) -> Puzzles:
         from .eval_sets import resolve_split
 
         split = "golden" if o.split == "auto" else o.split
-        if split == "golden" and o.data is None:
+        types = o.types
+        if types is None and split == "golden" and o.data is None:
             types = golden_types(loaded)
         try:
             ev = resolve_split(split, o.data, loaded, types=types)

@@ -120,6 +120,8 @@ def check_options(o: BenchOptions) -> list[str]:
     if o.model is not None and o.checkpoint:  # else ignored: a 7m run reported as an mlp's
         raise ValueError(f"--model {o.model}: random weights are for a run without "
                          "--checkpoint; the checkpoint is the model")
+    if o.types is not None and o.split == "random":
+        raise ValueError("--types picks puzzles of a split; --split random has none")
     if o.perturb is not None and o.perturb not in PERTURB:
         raise ValueError(f"--perturb {o.perturb!r}: expected {', '.join(PERTURB[:-1])} or "
                          f"{PERTURB[-1]}")
@@ -350,6 +352,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--perturb", default=d.perturb, choices=PERTURB)
     p.add_argument("--split", default=d.split)
     p.add_argument("--data")
+    p.add_argument("--types", type=_type_list,
+                   help="only these puzzle types of the split, comma-separated")
     p.add_argument("--modes", default=",".join(d.modes))
     p.add_argument("--device", default=d.device)
     p.add_argument("--chunk-rows", dest="chunk_rows", type=int)
@@ -396,6 +400,14 @@ def main(argv: list[str] | None = None) -> int:
     if status == 130:
         print("interrupted", file=sys.stderr)
     return status
+
+
+def _type_list(text: str) -> list[str]:
+    """--types a,b as `ptrm bench` reads it (options.type_list; that module needs typer)."""
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError(f"{text!r} names no puzzle type")
+    return names
 
 
 def _interrupt(signum, frame):

@@ -417,3 +417,22 @@ def test_python_m_benchmark_keeps_the_modes_finished_on_sigterm(tmp_path, monkey
     assert "ms/puzzle" in got.out
     rep = json.loads(out.read_text())
     assert rep["interrupted"] is True and [m["mode"] for m in rep["modes"]] == ["eager"]
+
+
+def test_bench_types_picks_puzzles_of_the_split():
+    """--types, as in eval: eval's hint for a model that reads some of a split's types names
+    it, and bench had no such option. Golden's sudoku alone, then a type golden lacks."""
+    if "sudoku" not in installed_codecs() or not golden_examples(["sudoku"]):
+        pytest.skip("needs the golden set and the built-in codecs")
+    rep = benchmark.run_bench(benchmark.BenchOptions(
+        model="tiny", K=2, D=1, puzzles=3, split="golden", types=["sudoku"], modes=["fast"],
+        device="cpu", compile=False))
+    assert rep["puzzles"]["source"].startswith("golden sudoku (")
+    r = CliRunner().invoke(app, [*BENCH, "--split", "golden", "--types", "hitorii"])
+    assert r.exit_code == 2 and "hitorii" in r.output and "Traceback" not in r.output
+    r = CliRunner().invoke(app, [*BENCH, "--split", "random", "--types", "sudoku"])
+    assert r.exit_code == 2 and "--split random has none" in r.output
+    with pytest.raises(SystemExit) as e:  # argparse's own usage error, as typer's
+        benchmark.main(["--model", "tiny", "--split", "golden", "--types", ",", "--device",
+                        "cpu"])
+    assert e.value.code == 2

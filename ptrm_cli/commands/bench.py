@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import typer
 
-from ..options import JSON, PERTURB_HELP, check_perturb
+from ..options import JSON, PERTURB_HELP, check_perturb, type_list
 
 
 def bench(
@@ -35,6 +35,9 @@ def bench(
                                    "PPBench JSONL file, a dataset folder, or a split name with "
                                    "--data."),
     data: str = typer.Option(None, "--data", help="Dataset folder for a named --split."),
+    types: str = typer.Option(None, "--types", show_default="all of the split's",
+                              help="Only these puzzle types of the split, comma-separated "
+                                   "(tapa,nurikabe)."),
     modes: str = typer.Option("eager,fast,adaptive", "--modes",
                               help="Comma-separated: eager, fast, fast-autotune, fast-step, "
                                    "adaptive, curve, profile (scaling runs by itself on "
@@ -91,7 +94,7 @@ def bench(
     check_perturb(perturb)
     opts = benchmark.BenchOptions(
         checkpoint=checkpoint, model=model, K=K, D=D, sigma=sigma, perturb=perturb,
-        puzzles=puzzles, split=split, data=data,
+        puzzles=puzzles, split=split, data=data, types=type_list(types),
         modes=[m.strip() for m in modes.split(",") if m.strip()], device=device, seed=seed,
         repeats=repeats, chunk_rows=chunk_rows, compile=compile, compile_mode=compile_mode,
         deterministic=deterministic, check_every=check_every, wave=wave,
