@@ -244,6 +244,10 @@ def family_problems(fam: Family) -> list[str]:
         out.append(f"family {fam.name!r} has a {fam.rows}x{fam.cols} grid")
     if not isinstance(fam.vocab, Vocab):
         return out + [f"family {fam.name!r}: its vocab is not a ptrm_cli.vocab.Vocab"]
+    odd = [t for t in fam.vocab.tokens if not isinstance(t, str)]
+    if odd:  # datasets and checkpoints store the table as JSON and read strings back
+        out.append(f"family {fam.name!r}: token names must be strings, found "
+                   + ", ".join(f"{t!r} ({type(t).__name__})" for t in odd[:3]))
     if not fam.vocab.tokens or fam.vocab.tokens[0] != PAD:
         out.append(f"family {fam.name!r}: vocabulary does not start with {PAD!r}")
     if len(fam.vocab) < 2:
@@ -266,6 +270,17 @@ def token_problem(what: str, tokens, fam: Family) -> str | None:
         return (f"{what} returned ids {int(tokens.min())}..{int(tokens.max())}, outside the "
                 f"{fam.name!r} vocabulary (0..{len(fam.vocab) - 1})")
     return None
+
+
+def render_problem(what: str, drawn) -> str | None:
+    """Why `drawn`, what a codec's `what` returned, cannot be shown: Rich prints the repr of
+    an object it cannot draw (`<object object at 0x...>`), not an error."""
+    from rich.protocol import is_renderable
+
+    if is_renderable(drawn):
+        return None
+    return (f"{what} returned {type(drawn).__name__}, not a Rich renderable (a str, "
+            "rich.text.Text, a Table, ...)")
 
 
 def bug(codec: Codec, what: str) -> CodecBug:
@@ -377,6 +392,29 @@ def families_problem(families) -> str | None:
 _failed: dict[str, tuple[str, str, str]] = {}
 
 
+class _Unusable(TypeError):
+    """What the loader itself finds wrong with a plugin that imported (its message says it all,
+    unlike an exception raised inside the plugin, whose type is part of the story)."""
+
+
+def _load_failure(e: BaseException) -> str:
+    """Why a plugin failed to load, as the warning says it: the loader's own findings as they
+    are; an exception from the plugin with its type, so that `KeyError('x')` does not read as
+    a bare "'x'" and an `assert` without a message as nothing at all."""
+    if isinstance(e, SystemExit):
+        return f"SystemExit({e.code!r})"
+    if isinstance(e, _Unusable):
+        return str(e)
+    text = str(e)
+    return f"{type(e).__name__}: {text}" if text else type(e).__name__
+
+
+def _provider(ep) -> str:
+    """The distribution that installed an entry point, as `ptrm codecs` shows it."""
+    dist = getattr(ep, "dist", None)
+    return f"{dist.name} {dist.version}" if dist is not None else "?"
+
+
 @lru_cache(maxsize=1)
 def _load() -> dict[str, Registered]:
     found: dict[str, Registered] = {}
@@ -387,26 +425,26 @@ def _load() -> dict[str, Registered]:
             obj = ep.load()
             codec = obj() if isinstance(obj, type) else obj
             if not isinstance(codec, Codec):
-                raise TypeError(f"{ep.value} is not a ptrm Codec")
+                raise _Unusable(f"{ep.value} is not a ptrm Codec")
             if codec.name != ep.name:
                 names.append(str(codec.name))
-                raise TypeError(f"entry point {ep.name!r} loads a codec named {codec.name!r}")
+                raise _Unusable(f"entry point {ep.name!r} loads a codec named {codec.name!r}")
             if (why := families_problem(codec.families)) is not None:
-                raise TypeError(why)
+                raise _Unusable(why)
             if problems := [p for f in codec.families for p in family_problems(f)]:
-                raise TypeError("; ".join(problems))
+                raise _Unusable("; ".join(problems))
         except KeyboardInterrupt:
             raise
         except BaseException as e:  # noqa: BLE001 - a broken plugin must not take the CLI
             # down, not even one that calls sys.exit() on import
-            what = f"SystemExit({e.code!r})" if isinstance(e, SystemExit) else str(e)
-            warnings.warn(f"ptrm: codec plugin {ep.name!r} ({ep.value}) failed to load: "
+            what = _load_failure(e)
+            origin = f"{ep.value}, {_provider(ep)}" if getattr(ep, "dist", None) else ep.value
+            warnings.warn(f"ptrm: codec plugin {ep.name!r} ({origin}) failed to load: "
                           f"{what}", stacklevel=2)
             for name in names:
-                _failed.setdefault(name, (ep.name, ep.value, what))
+                _failed.setdefault(name, (ep.name, origin, what))
             continue
-        dist = getattr(ep, "dist", None)
-        provider = f"{dist.name} {dist.version}" if dist is not None else "?"
+        provider = _provider(ep)
         if ep.name in found:
             warnings.warn(f"ptrm: codec {ep.name!r} is registered twice; keeping "
                           f"{found[ep.name].provider} ({found[ep.name].entry_point}), "

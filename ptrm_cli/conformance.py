@@ -39,7 +39,7 @@ import numpy as np
 from . import codec as registry
 from . import dihedral
 from .codec import (Codec, Family, Parsed, Puzzle, Solution, Violation, cell_name,
-                    families_problem, family_problems, token_problem)
+                    families_problem, family_problems, render_problem, token_problem)
 from .errors import PtrmError
 
 Sample = tuple[Puzzle, Solution]
@@ -358,15 +358,13 @@ def _mutation_problems(codec: Codec, puzzle: Puzzle, solution: Solution, domain:
 
 def _render_problems(codec: Codec, puzzle: Puzzle, solution: Solution) -> list[str]:
     from rich.console import Console
-    from rich.protocol import is_renderable
 
     out = []
     console = Console(file=io.StringIO(), width=200, color_system=None)
     for what, drawn in (("render(puzzle)", codec.render(puzzle, None)),
                         ("render(puzzle, solution)", codec.render(puzzle, solution))):
-        if not is_renderable(drawn):  # Rich would print its repr: `<object object at 0x...>`
-            out.append(f"{what} returned {type(drawn).__name__}, not a Rich renderable "
-                       "(a str, rich.text.Text, a Table, ...)")
+        if (why := render_problem(what, drawn)) is not None:
+            out.append(why)
             continue
         console.print(drawn)
     return out

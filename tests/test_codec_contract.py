@@ -126,6 +126,66 @@ def test_a_plugin_that_exits_on_import_is_skipped(monkeypatch, fresh_registry,
     assert any("'exits'" in m and "SystemExit(3)" in m for m in _loaded(caught))
 
 
+def test_a_plugin_failing_to_load_says_what_it_raised_and_its_package(monkeypatch,
+                                                                     fresh_registry):
+    """Found by a QA pass (takuzu plugin): an exception inside a plugin was shown by its text
+    alone, so `{}["setting"]` read "failed to load: 'setting'" and a bare `assert` read
+    "failed to load: " (nothing); and the warning named the module but not the installed
+    package (what `pip uninstall` or a bug report needs)."""
+    class KeyErr:
+        name = "qa_keyerr"
+
+        def __init__(self):
+            {}["missing_setting"]
+
+    class Asserts:
+        name = "qa_asserts"
+
+        def __init__(self):
+            raise AssertionError  # a bare `assert` in a plugin (pytest would add text)
+
+    module = types.ModuleType("ptrm_test_failing_plugin")
+    module.KeyErr, module.Asserts = KeyErr, Asserts
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    group = registry.ENTRY_POINT_GROUP
+    dist = types.SimpleNamespace(name="ptrm-plugin-qa", version="0.3.1")
+    keyerr = metadata.EntryPoint("qa_keyerr", f"{module.__name__}:KeyErr", group)
+    if hasattr(keyerr, "_for"):  # an entry point as an installed distribution gives it
+        keyerr = keyerr._for(dist)
+    _with_extra_entry_points(monkeypatch, keyerr, metadata.EntryPoint(
+        "qa_asserts", f"{module.__name__}:Asserts", group))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        found = registry.registered()
+        messages = _loaded(caught)
+        assert not {"qa_keyerr", "qa_asserts"} & set(found)
+        assert any("'qa_keyerr'" in m and "failed to load: KeyError: 'missing_setting'" in m
+                   for m in messages), messages
+        assert any("'qa_asserts'" in m and m.endswith("failed to load: AssertionError")
+                   for m in messages), messages
+        if hasattr(keyerr, "_for"):
+            assert any(f"({module.__name__}:KeyErr, ptrm-plugin-qa 0.3.1)" in m
+                       for m in messages), messages
+        with pytest.raises(PtrmError) as e:
+            registry.get("qa_asserts")
+        assert "but failed to load: AssertionError;" in e.value.hint, e.value.hint
+
+
+def test_a_family_with_token_names_that_are_not_strings_is_skipped(monkeypatch, fresh_registry,
+                                                                  installed_codec):
+    """Found by a QA pass: `Vocab("x", (PAD, 1, 2))` loaded, but a dataset or checkpoint
+    stores the table as JSON and reads it back as strings ('1'), so the model no longer matched
+    its own codec's vocabulary; named when the plugin loads instead."""
+    _plugin(monkeypatch, Ints=_sudoku_subclass(installed_codec, "qa_ints", families=(
+        Family("qa_ints", 2, 2, Vocab("qa_ints", (PAD, 1, 2))),)))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        found = registry.registered()
+    assert "qa_ints" not in found and "sudoku" in found
+    assert any("'qa_ints'" in m and "token names must be strings" in m and "1 (int)" in m
+               for m in _loaded(caught)), _loaded(caught)
+
+
 # -- at run time -------------------------------------------------------------------------------
 
 def test_contract_helpers_name_the_codec(installed_codec):
@@ -509,6 +569,21 @@ def test_solve_names_a_render_that_breaks_and_json_needs_none(monkeypatch, fresh
     r = _invoke(*args, "--json")
     assert r.exit_code in (0, 1), r.output  # solved or not: the answer, as JSON
     assert json.loads(r.stdout)["type"] == "qarender"
+
+
+def test_solve_names_a_render_that_returns_what_rich_cannot_draw(monkeypatch, fresh_registry,
+                                                                 installed_codec, ckpt,
+                                                                 tmp_path):
+    """A render returning object() printed `<object object at 0x...>` as the answer."""
+    _plugin(monkeypatch, Bad=_sudoku_subclass(installed_codec, "qadraw",
+                                              render=lambda self, p, s=None: object()))
+    puzzle = tmp_path / "p.txt"
+    puzzle.write_text(SUDOKU)
+    text = _refused(_invoke("solve", puzzle, "--codec", "qadraw", "-c", ckpt, "--K", 2, "--D",
+                            2, "--device", "cpu"),
+                    "codec 'qadraw' (?, ptrm_test_contract_plugin:Bad) render returned object, "
+                    "not a Rich renderable")
+    assert "object object at" not in text and "--json gives the answer" in text
 
 
 @pytest.mark.parametrize("method", ["to_pzprv3", "solution_url", "judges"])

@@ -343,6 +343,12 @@ def test_cli_generate(installed_codec, tmp_path):
     assert res.exit_code == 2 and "ROWSxCOLS" in res.output
     res = CliRunner().invoke(app, ["generate", "kakuro", "--n", "1", "--out", str(out)])
     assert res.exit_code == 2 and "no generator" in res.output
+    assert "installed codec" not in res.output
+    # a type that reads and solves (a codec), but has no generator: says why (a plugin
+    # author's `ptrm generate TYPE` read as if the type were unknown)
+    res = CliRunner().invoke(app, ["generate", "arc", "--n", "1", "--out", str(out)])
+    assert res.exit_code == 2 and "no generator for puzzle type 'arc' (an installed codec; " \
+        "generators are not plugins" in " ".join(res.output.split()), res.output
     # knobs that cannot work: a sudoku with every cell given, a maze with clues to remove
     for argv, message in ((["sudoku", "--size", "4x4", "--max-clues", "16"],
                            "would keep all 16 cells given"),

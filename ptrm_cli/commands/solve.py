@@ -311,6 +311,8 @@ def _show(res: "solver.SolveResult", matches, s: dict) -> None:
     try:  # the answer is found: a render that breaks says so, and how to get the answer anyway
         with registry.contract(c, "render"):
             drawn = c.render(res.puzzle, res.solution)
+        if (why := registry.render_problem("render", drawn)) is not None:
+            raise registry.bug(c, why)
     except registry.CodecBug as e:
         raise registry.CodecBug(str(e), hint=f"{e.hint}; --json gives the answer without "
                                              "drawing it") from e

@@ -46,6 +46,11 @@ def get(name: str) -> Generator:
     name = "lightup" if name == "akari" else name
     cls = _load(name) if name in MODULES else None
     if cls is None:
-        raise PtrmError(f"no generator for puzzle type {name!r}",
+        from .. import codec as registry
+
+        # an installed plugin type reads and solves, but generators are built in only
+        plugin = " (an installed codec; generators are not plugins: docs/PLUGINS.md)" \
+            if name in registry.registered() else ""
+        raise PtrmError(f"no generator for puzzle type {name!r}{plugin}",
                         hint=f"generators: {', '.join(available()) or 'none'}")
     return cls()
