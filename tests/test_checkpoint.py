@@ -526,3 +526,28 @@ def test_convert_names_the_families_that_fit_and_checks_out_first(step0, tmp_pat
     res = runner.invoke(app, ["convert", str(cut), "--out", str(tmp_path / "f"), *sets])
     assert res.exit_code == 2 and "--out" in res.output and "is a file" in res.output
     assert (tmp_path / "f").read_text() == "keep"
+
+
+def test_a_folder_that_holds_checkpoints_names_the_one_to_pass(tmp_path):
+    """`-c runs/X` (a ptrm train run folder) said only "no config.json"; `-c runs/X/checkpoints`
+    called its step_N folders an official run's step files."""
+    vocab = Vocab("t", ("pad", "a", "b"))
+    model = TRM(TRMConfig(vocab_size=3, seq_len=4, hidden_size=8, num_heads=2, L_layers=1,
+                          H_cycles=1, L_cycles=1, puzzle_emb_ndim=0, puzzle_emb_len=0,
+                          halt_max_steps=2))
+    ckpts = tmp_path / "run" / "checkpoints"
+    save_checkpoint(ckpts / "step_20", model, vocab, {})
+    (ckpts / "best").symlink_to("step_20")
+    for given in (tmp_path / "run", ckpts):
+        with pytest.raises(CheckpointError) as e:
+            load_checkpoint(given)
+        assert e.value.hint == f"a `ptrm train` run: pass {ckpts / 'best'} (or {ckpts / 'last'})"
+    official = tmp_path / "official"
+    official.mkdir()
+    (official / "step_7").write_bytes(b"")
+    with pytest.raises(CheckpointError) as e:
+        load_checkpoint(official)
+    assert e.value.hint.endswith(str(official / "step_7"))
+    with pytest.raises(CheckpointError) as e:  # nothing inside to point at
+        load_checkpoint(tmp_path)
+    assert e.value.hint is None

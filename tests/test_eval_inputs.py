@@ -74,6 +74,17 @@ def test_sigma_from_takes_the_report_folder_as_merge_does(report, tmp_path):
         evaluate.sigma_from_report(tmp_path / "empty")
 
 
+def test_sigma_from_given_twice_is_refused_not_narrowed_to_the_last(report, ckpt, dataset,
+                                                                   tmp_path):
+    """A z sweep and a y sweep, both given: the last one was used without a word."""
+    _, out = report
+    r = bad("eval", "--split", "val", "--data", dataset, "-c", ckpt, "--K", 2, "--D", 1,
+            "--seeds", 1, "--sigma-from", out, "--sigma-from", out / "report.json",
+            "--no-plots", "-o", tmp_path / "o", match="--sigma-from given 2 times")
+    assert "compare the sweeps" in " ".join(r.output.split())
+    assert not (tmp_path / "o").exists()
+
+
 @pytest.mark.parametrize("sigma, mean", [(-1.0, 0.5), (True, 0.5), ("0.3", 0.5), (0.3, None),
                                          (float("nan"), 0.5)])
 def test_sigma_from_refuses_a_sweep_with_values_no_eval_writes(report, tmp_path, sigma, mean):

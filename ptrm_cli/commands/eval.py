@@ -59,7 +59,7 @@ def evaluate(
     sigma: list[str] = typer.Option([], "--sigma", metavar="SIGMA[,SIGMA...]",
                                     show_default="the checkpoint's validated σ, else 0.2",
                                     help="Noise scale; several (0.1,0.2 or repeated) for a sweep."),
-    sigma_from: Path = typer.Option(None, "--sigma-from", show_default=False, help=(
+    sigma_from: list[Path] = typer.Option(None, "--sigma-from", show_default=False, help=(
         "A report.json (or its folder) of a sigma sweep on validation: use the sigma with its "
         "best aggregate best-Q@K (the paper's protocol: sigma chosen on validation only), on "
         "the noise target that sweep used (its --perturb).")),
@@ -134,6 +134,12 @@ def evaluate(
     if limit is not None and sample_n is not None:
         raise PtrmError("--limit and --sample do not combine: pick one")
     sigmas = _floats(sigma, "--sigma") if sigma else None  # None: the checkpoint's
+    if sigma_from and len(sigma_from) > 1:  # typer kept the last one silently
+        raise PtrmError(f"--sigma-from given {len(sigma_from)} times "
+                        f"({', '.join(map(str, sigma_from))}): it reads one sweep",
+                        hint="compare the sweeps' aggregate best-Q (a z sweep and a y sweep, "
+                             "say) and give the winner's report")
+    sigma_from = sigma_from[0] if sigma_from else None
     if sigma and sigma_from is not None:
         raise PtrmError("--sigma and --sigma-from: give one of them")
     dets = _ints(det_D, "--det-D")

@@ -147,11 +147,8 @@ def load_checkpoint(path, device="cpu", *, vocab: Vocab | None = None, config_ya
         if (path / CONFIG).exists():
             _no_yaml(config_yaml, path)
             return _load_ours(path, path / WEIGHTS, device, vocab, overrides)
-        steps = sorted(path.glob("step_*"), key=lambda p: p.stat().st_mtime)
-        raise CheckpointError(
-            f"{path} is not a ptrm checkpoint (no {CONFIG})",
-            hint=f"for an official TRM run, pass one of its step files, e.g. {steps[-1]}"
-            if steps else None)
+        raise CheckpointError(f"{path} is not a ptrm checkpoint (no {CONFIG})",
+                              hint=_checkpoint_inside(path))
     if path.suffix == ".safetensors":
         if not (path.parent / CONFIG).exists():
             raise CheckpointError(f"{path} has no {CONFIG} next to it, so its model config and "
@@ -164,6 +161,18 @@ def load_checkpoint(path, device="cpu", *, vocab: Vocab | None = None, config_ya
     raise CheckpointError(f"{path} is not a checkpoint",
                           hint=f"expected a ptrm checkpoint directory ({CONFIG} + {WEIGHTS}) or "
                                "an official TRM step_N file")
+
+
+def _checkpoint_inside(folder: Path) -> str | None:
+    """The checkpoint a folder that is not one most likely stands for: a `ptrm train` run
+    folder (or its checkpoints/) holds best/ and last/; an official TRM run, step_N files."""
+    for run in (folder / "checkpoints", folder):
+        if (run / "best" / CONFIG).exists():
+            return f"a `ptrm train` run: pass {run / 'best'} (or {run / 'last'})"
+    steps = sorted((p for p in folder.glob("step_*") if p.is_file()),
+                   key=lambda p: p.stat().st_mtime)
+    return f"for an official TRM run, pass one of its step files, e.g. {steps[-1]}" \
+        if steps else None
 
 
 def _no_yaml(config_yaml, path: Path) -> None:
