@@ -552,36 +552,43 @@ def test_merge_refuses_the_options_of_a_run(report, option):
 
 # -- --resume: an interrupted evaluation keeps its finished runs -------------------------------
 
-def test_interrupted_eval_resumes_with_only_the_missing_runs(report, ckpt, dataset, tmp_path,
-                                                             monkeypatch):
+def _interrupted_eval(monkeypatch, ckpt, dataset, out):
+    """`ptrm eval` into `out` killed at its fourth timed run (the baselines at D=2 and 8 and
+    (σ 0, seed 0) finish); returns its arguments and the list that then records (seed, σ) of
+    every timed run."""
     from ptrm_cli.engine import distributed
 
-    whole, _ = report
-    real, calls = distributed.sample, []
+    real, calls, kill = distributed.sample, [], [4]
 
-    def counting(*args, **kw):  # timed runs (they report progress); a kill at the fourth
+    def counting(*args, **kw):  # timed runs (they report progress)
         if kw.get("on_chunk") is not None:
-            calls.append(kw.get("seed"))
-            if fail_at and len(calls) == fail_at:
+            calls.append((kw.get("seed"), args[2].sigma))
+            if len(calls) == kill[0]:
                 raise RuntimeError("killed")
         return real(*args, **kw)
 
     monkeypatch.setattr(distributed, "sample", counting)
-    out = tmp_path / "ev"
     args = ["eval", "--split", "val", "--data", dataset, "-c", ckpt, "--K", 4, "--D", 2,
             "--sigma", "0,0.5", "--seeds", 2, "--out", out, "--no-plots"]
-    fail_at = 4  # det D=2, det D=8, sigma 0 seed 0 finish; sigma 0 seed 1 is killed
     r = CliRunner().invoke(app, [str(a) for a in args])
     assert isinstance(r.exception, RuntimeError)
+    kill[0], calls[:] = None, []
+    return args, calls
+
+
+def test_interrupted_eval_resumes_with_only_the_missing_runs(report, ckpt, dataset, tmp_path,
+                                                             monkeypatch):
+    whole, _ = report
+    out = tmp_path / "ev"
+    args, calls = _interrupted_eval(monkeypatch, ckpt, dataset, out)
     partial = json.loads((out / "partial.json").read_text())
     assert sorted(partial["runs"]) == ["det/2", "det/8", "ptrm/0.0/0"]
     assert not (out / "report.json").exists()
 
-    fail_at, calls[:] = None, []
     r = ptrm(*args, "--resume", "--json")
     assert r.exit_code == 0, r.output
     assert "resuming: 3 of 6 run(s) finished" in r.output
-    assert calls == [1, 0, 1]  # only the three missing runs: (sigma 0, seed 1), sigma 0.5
+    assert calls == [(1, 0.0), (0, 0.5), (1, 0.5)]  # only the three missing runs
     assert not (out / "partial.json").exists()
     resumed = json.loads((out / "report.json").read_text())
     for key in ("ptrm", "deterministic", "width_curve", "q_steps", "split"):
@@ -592,34 +599,18 @@ def test_resume_reruns_a_run_whose_curve_was_judged_by_label(report, ckpt, datas
                                                             monkeypatch):
     """A partial.json from before the curves were judged by the rules: its run that holds them
     is run again, so a report's width curve and Q over steps never mix judgments."""
-    from ptrm_cli.engine import distributed
-
     whole, _ = report
-    real, calls = distributed.sample, []
-
-    def counting(*args, **kw):
-        if kw.get("on_chunk") is not None:
-            calls.append((kw.get("seed"), args[2].sigma))
-            if fail_at and len(calls) == fail_at:
-                raise RuntimeError("killed")
-        return real(*args, **kw)
-
-    monkeypatch.setattr(distributed, "sample", counting)
     out = tmp_path / "ev"
-    args = ["eval", "--split", "val", "--data", dataset, "-c", ckpt, "--K", 4, "--D", 2,
-            "--sigma", "0,0.5", "--seeds", 2, "--out", out, "--no-plots"]
-    fail_at = 4  # the two baselines and (σ 0, seed 0) finish
-    assert isinstance(CliRunner().invoke(app, [str(a) for a in args]).exception, RuntimeError)
+    args, calls = _interrupted_eval(monkeypatch, ckpt, dataset, out)
     partial = json.loads((out / "partial.json").read_text())
     run = partial["runs"]["ptrm/0.0/0"]
     run["curve"] = run["curve"]["points"]  # as the code before saved them: no judge
     del run["q_steps"]["judge"]
     (out / "partial.json").write_text(json.dumps(partial))
 
-    fail_at, calls[:] = None, []
     r = ptrm(*args, "--resume", "--json")
     assert r.exit_code == 0, r.output
-    assert (0, 0.0) in calls and len(calls) == 4  # that run again, and the three missing
+    assert calls == [(0, 0.0), (1, 0.0), (0, 0.5), (1, 0.5)]  # that run again, and the rest
     resumed = json.loads((out / "report.json").read_text())
     assert resumed["width_curve"]["judge"] == resumed["q_steps"]["judge"] == "rules"
     for key in ("ptrm", "width_curve", "q_steps"):
