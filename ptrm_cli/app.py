@@ -17,6 +17,7 @@ from . import __version__
 from .commands import bench, build_data, codecs, convert, eval as eval_cmd, generate, solve, train
 from .console import EXIT_BROKEN_PIPE, err_console, esc, silence_stdout
 from .errors import PtrmError
+from .workers import one_line_warning
 
 HELP = """\
 Probabilistic Tiny Recursive Models for grid puzzles: train a TRM, then
@@ -114,8 +115,7 @@ def root(
 ):
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
-    # one line per warning (a plugin that failed to load, say), not a source excerpt
-    warnings.formatwarning = lambda message, category, *args, **kwargs: f"warning: {message}\n"
+    warnings.formatwarning = one_line_warning
     if not verbose:
         warnings.filterwarnings("ignore", category=UserWarning, module="torch")
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
-import signal
 from collections.abc import Callable, Iterator
+
+from .workers import quiet_worker
 
 
 def default_workers() -> int:
@@ -32,17 +33,10 @@ def pmap(fn: Callable, tasks: list, workers: int, tick: Callable[[int], None],
             yield result
         return
     method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
-    with mp.get_context(method).Pool(workers, initializer=_quiet_worker) as pool:
+    with mp.get_context(method).Pool(workers, initializer=quiet_worker) as pool:
         for r in pool.imap(fn, tasks, chunksize=chunksize):
             tick(1)
             yield r
-
-
-def _quiet_worker() -> None:
-    """Ctrl-C reaches the whole process group: the parent stops the pool (and the build, which
-    writes nothing), the workers stay quiet instead of printing a traceback each."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the pool ends its workers with it
 
 
 class Progress:

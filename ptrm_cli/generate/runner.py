@@ -13,13 +13,13 @@ from __future__ import annotations
 import json
 import multiprocessing as mp
 import os
-import signal
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
 from ..errors import PtrmError
+from ..workers import quiet_worker
 from . import get
 from .base import Instance, Knobs, puzzle_rng
 
@@ -205,12 +205,6 @@ def run(job: Job, n: int, out: str | os.PathLike, *, workers: int = 1,
     return summary()
 
 
-def _quiet_worker() -> None:
-    """Ctrl-C reaches the whole process group: the parent stops the pool, workers stay quiet."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the pool ends its workers with it
-
-
 def _results(job: Job, todo: list[int], workers: int, make) -> Iterator[tuple[int, str]]:
     """(index, line) in index order. Several workers: a process pool whose `imap` keeps order,
     so lines are written in index order while later puzzles are already being made."""
@@ -220,7 +214,7 @@ def _results(job: Job, todo: list[int], workers: int, make) -> Iterator[tuple[in
             yield make(t)
         return
     ctx = mp.get_context("spawn")  # no forked solver or Rich state; same on Linux and macOS
-    pool = ctx.Pool(min(workers, len(todo)), initializer=_quiet_worker)
+    pool = ctx.Pool(min(workers, len(todo)), initializer=quiet_worker)
     try:
         yield from pool.imap(make, tasks, chunksize=1)
         pool.close()
