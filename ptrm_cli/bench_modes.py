@@ -149,6 +149,10 @@ def accuracy(preds_answer: torch.Tensor, pz: Puzzles) -> dict:
     out = {}
     if pz.labels is not None:
         out["acc_label"] = float(correct(preds_answer, pz.labels).float().mean())
+    if pz.verifiers is not None:  # the judgment eval's tables lead with (cached verdicts)
+        answers = preds_answer.cpu()
+        out["acc_rules"] = sum(bool(v.valid(a[None])[0])
+                               for v, a in zip(pz.verifiers, answers)) / len(answers)
     return out
 
 

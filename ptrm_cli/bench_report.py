@@ -66,7 +66,8 @@ def table(r: dict) -> str:
              f"TFLOP/s · fixed compute {r['fixed_flops_per_puzzle']:.3e} FLOP/puzzle · "
              f"rows in flight {r['rows_in_flight']}", ""]
     head = (f"{'mode':<14}{'ms/puzzle':>10}{'TFLOP/s':>9}{'%peak':>8}{'FLOP/puzzle':>13}"
-            f"{'vs fixed':>9}{'peak mem':>10}{'warm-up':>9}{'x eager':>8}{'acc':>7}")
+            f"{'vs fixed':>9}{'peak mem':>10}{'warm-up':>9}{'x eager':>8}{'rules':>7}"
+            f"{'label':>7}")
     if any(e["mode"] not in ("curve", "profile") for e in r["modes"]):
         lines.append(head)
     for e in r["modes"]:
@@ -76,14 +77,14 @@ def table(r: dict) -> str:
         if e["mode"] in ("curve", "profile"):
             continue
         vs = e["flops_per_puzzle"] / r["fixed_flops_per_puzzle"]
-        acc = e.get("acc_label")
+        pct = lambda key: "" if e.get(key) is None else f"{100 * e[key]:.1f}%"  # noqa: E731
         lines.append(f"{e['mode']:<14}{e['ms_per_puzzle']:>10.1f}{e['tflops']:>9.1f}"
                      # a space always: 11451.5% after 0.0 TFLOP/s was one number
                      f" {100 * e['share_of_peak']:>6.1f}%{e['flops_per_puzzle']:>13.3e}"
                      f"{vs:>9.3f}{_gb(e.get('peak_mem_bytes')):>10}"
                      f"{e.get('warmup_compile_s', float('nan')):>8.1f}s"
                      f"{_x(e.get('speedup_vs_eager')):>8}"
-                     f"{'' if acc is None else f'{100 * acc:.1f}%':>7}")
+                     f"{pct('acc_rules'):>7}{pct('acc_label'):>7}")
     if any(e.get("share_of_peak", 0) > 1 for e in r["modes"]):
         lines.append(f"note: a mode ran faster than the measured peak: a {r['peak']['n']}^3 "
                      "product is too small to show the device's limit (a larger --peak-size)")

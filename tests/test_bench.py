@@ -428,6 +428,11 @@ def test_bench_types_picks_puzzles_of_the_split():
         model="tiny", K=2, D=1, puzzles=3, split="golden", types=["sudoku"], modes=["fast"],
         device="cpu", compile=False))
     assert rep["puzzles"]["source"].startswith("golden sudoku (")
+    # judged by the rules too, as eval's tables lead (the table had a label column alone)
+    (fast,) = rep["modes"]
+    assert 0 <= fast["acc_rules"] <= 1 and 0 <= fast["acc_label"] <= fast["acc_rules"]
+    head = next(x for x in benchmark.table(rep).splitlines() if x.startswith("mode "))
+    assert head.split()[-2:] == ["rules", "label"]
     r = CliRunner().invoke(app, [*BENCH, "--split", "golden", "--types", "hitorii"])
     assert r.exit_code == 2 and "hitorii" in r.output and "Traceback" not in r.output
     r = CliRunner().invoke(app, [*BENCH, "--split", "random", "--types", "sudoku"])
