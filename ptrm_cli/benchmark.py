@@ -306,11 +306,11 @@ def run_and_show(o: BenchOptions, as_json: bool = False) -> int:
     it), then the table, or with --json the report --out writes, on stdout (progress and notes
     on stderr), from rank 0. The exit status: 0; 1 when a mode failed (a script must not take
     a failed bench for a measurement); 130 when interrupted (the modes finished are shown and
-    kept). A user's mistake is a PtrmError."""
+    kept). A user's mistake is a PtrmError. Both front ends call `check` first (before any
+    relaunch on several GPUs), so it is not repeated here."""
     from .atomic import exclusive
     from .engine import distributed
 
-    check(o)
     writes = o.out is not None and os.environ.get("RANK", "0") == "0"  # rank 0 writes --out
     interrupted = False
     try:
