@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from ptrm_cli.engine import adaptive, distributed, fast
+from ptrm_cli.engine.model import TokenMix
 from ptrm_cli.engine.sampler import SamplerConfig, gaussian, sample, stream_keys
 
 from fixtures_models import tiny_model
@@ -81,6 +82,34 @@ def test_fast_engine_equals_eager_sampler(variant, inputs):
     eng = fast.Engine(m, compile=False)
     assert all(p.dtype == m.config.dtype for p in eng.model.parameters())
     assert all(p.dtype == torch.float32 for p in m.parameters())
+
+
+def test_token_mix_padded_for_tensor_cores_is_the_same_math(inputs, monkeypatch):
+    """TRM-MLP's token mix with S padded to a multiple of 8 (what CUDA runs, for tensor cores)
+    computes what the plain one does, parameters unchanged; the CPU pads only when asked."""
+    m = tiny_model(V, seed=2, mlp_t=True, pos_encodings="none", seq_len=99,
+                   forward_dtype="float32")
+    plain = fast.Engine(m, compile=False)
+    padded = fast.Engine(m, compile=False)
+    mixes = [b.mlp_t for b in padded.model.L_level.layers]
+    assert mixes and all(isinstance(t, TokenMix) and t.align is None for t in mixes)
+    x = plain.embed(inputs[:, :99])
+    y, z = plain.init_carry(len(inputs))
+    ref = plain.step(y, z, x)
+    for t in mixes:
+        t.align = True
+    seen, pad = [], torch.nn.functional.pad  # the widths the token-mix matmuls ran at
+    monkeypatch.setattr(torch.nn.functional, "pad",
+                        lambda t, p, *a: seen.append(pad(t, p, *a).shape[-1]) or pad(t, p, *a))
+    got = padded.step(y, z, x)
+    monkeypatch.undo()
+    assert 104 in seen
+    for a, b in zip(ref, got):
+        torch.testing.assert_close(b, a, rtol=1e-5, atol=1e-5)
+    runs = [fast.run(e, inputs[:, :99], K=3, D=3, sigma=0.5, seed=1) for e in (plain, padded)]
+    assert torch.equal(runs[0].rollouts().preds, runs[1].rollouts().preds)
+    assert torch.allclose(runs[0].rollouts().q, runs[1].rollouts().q, atol=1e-4)
+    assert set(padded.model.state_dict()) == set(m.state_dict())
 
 
 @pytest.mark.parametrize("perturb", ["z", "y", "both", "init"])

@@ -16,6 +16,8 @@
 #                                                   in one call: strong scaling on one host)
 #   run:   bash scripts/gpu/perf.sh scaling        (a 2- or 4-GPU machine: PTRM on golden
 #                                                   sharded over 1, 2, ... all GPUs, one launch)
+#   run:   bash scripts/gpu/perf.sh fp8            (any Hopper card, ~1 min: the step's GEMMs in
+#                                                   bf16 and FP8, scripts/fp8_gemm.py)
 #   run:   bash scripts/gpu/perf.sh mlp            (the TRM-MLP sudoku model's shape, random
 #                                                   weights: nothing more to carry)
 set -uo pipefail
@@ -65,6 +67,13 @@ mlp() {
     timeout "$(left 570)" ptrm bench --model mlp --split random \
         --puzzles 100 --K 100 --D 64 --modes fast,fast-autotune,profile \
         --out "$OUT/bench_mlp.json" 2>&1 | tail -n 50
+}
+
+# Would FP8 GEMMs close the fixed-K gap? The four GEMM shapes of a 6,100-row step, bf16 against
+# e4m3 `_scaled_mm` (per-tensor and per-row scales), and the cast's own cost
+fp8() {
+    setup
+    timeout "$(left 300)" python3 scripts/fp8_gemm.py --json "$OUT/fp8_gemm.json" 2>&1 | tail -n 20
 }
 
 # Issue #9's near-linear evaluation scaling: measured on 4 x H200 (94% on 2, 92% on 4), not yet
