@@ -491,12 +491,20 @@ class Verifier:
         return len(self._cache)
 
     def answers(self, preds: torch.Tensor) -> torch.Tensor:
-        """[K, L] predictions -> [K, rows*cols] decoded answers. Selecting by mode and counting
-        agreement compare these, not raw tokens: tokens on cells that are not part of the
-        answer (sudoku's padding, givens) may differ between rollouts that give the same answer."""
-        rows = preds.cpu().numpy()
-        return torch.stack([torch.as_tensor(self(r).solution.grid.reshape(-1).astype(np.int64))
-                            for r in rows])
+        """[K, L] predictions -> [K, 2 + rows*cols] decoded answers. Selecting by mode and
+        counting agreement compare these, not raw tokens: tokens on cells that are not part of
+        the answer (sudoku's padding, givens) may differ between rollouts that give the same
+        answer.
+        Each row starts with the answer's shape: an ARC answer's size is the model's to choose,
+        so rollouts may give grids of different sizes (or none, 0x0), which could not be
+        stacked; with the shape first, the padding after a smaller grid never makes two
+        answers equal."""
+        grids = [np.asarray(self(r).solution.grid) for r in preds.cpu().numpy()]
+        flat = [np.concatenate((g.shape, g.reshape(-1))) for g in grids]  # [rows, cols] grids
+        out = np.zeros((len(flat), max(len(f) for f in flat)), dtype=np.int64)
+        for i, f in enumerate(flat):
+            out[i, :len(f)] = f
+        return torch.from_numpy(out)
 
 
 def valid_matrix(verifiers: list[Verifier], preds: torch.Tensor) -> torch.Tensor:
@@ -565,7 +573,9 @@ def solve_puzzle(loaded: LoadedModel, codec: Codec, puzzle: Puzzle, family: Fami
     tokens = torch.as_tensor(encode_puzzle(codec, puzzle, family, source), dtype=torch.long)[None]
     verifier = Verifier(codec, puzzle, family)
     wave = K if wave is None else max(1, min(int(wave), K))
-    stop = early_stop and selector == "verified"
+    # a puzzle nothing judges (an ARC grid without its output) passes every check vacuously:
+    # an early stop there read every rollout's answer after its first step, not its D-th
+    stop = early_stop and selector == "verified" and judges(codec, puzzle)
     engine = fast.engine_for(loaded.model, compile=compile)
     res = fast.run(engine, tokens, K=K, D=D, sigma=sigma, perturb=perturb, seed=seed, wave=wave,
                    capacity=max(wave, chunk_rows or wave),
@@ -590,6 +600,12 @@ def solve_puzzle(loaded: LoadedModel, codec: Codec, puzzle: Puzzle, family: Fami
         chosen=int(ran[pick]), time_s=time.perf_counter() - t0, preds=P, q_all=Q,
         row_steps=int(res.row_steps), flops=float(res.flops),
         chosen_step=int(res.steps[0, ran[pick]]), timed_out=res.timed_out)
+
+
+def judges(codec: Codec, puzzle: Puzzle) -> bool:
+    """Whether the codec's rules judge this puzzle (an ARC grid without its output: no)."""
+    with registry.contract(codec, "judges"):
+        return bool(codec.judges(puzzle))
 
 
 def _sigmoid(x: float) -> float:

@@ -242,10 +242,9 @@ def _run_waves(solver, loaded, c, puzzle, family, kwargs: dict):
 
 def _judges(res: "solver.SolveResult") -> bool:
     """Whether the codec's rules judge this puzzle (an ARC grid without its output: no)."""
-    from .. import codec as registry
+    from .. import solver
 
-    with registry.contract(res.codec, "judges"):
-        return bool(res.codec.judges(res.puzzle))
+    return solver.judges(res.codec, res.puzzle)
 
 
 def _json(res: "solver.SolveResult", parsed, source: str, matches, s: dict) -> dict:
@@ -345,9 +344,11 @@ def _show(res: "solver.SolveResult", matches, s: dict) -> None:
         console.print("matches the answer given in the input" if matches
                       else "[yellow]differs from the answer given in the input[/]")
     early = f" (stopped early of K={s['K']})" if res.stopped_early else ""
+    # unjudged, every rollout passes the (empty) check: a count of "valid" ones would mislead
+    valid = f"{res.valid_rollouts} valid · " if _judges(res) else ""
     console.print(
         f"confidence {res.confidence:.3f} (Q {res.q:+.2f}) · {res.agree}/{res.rollouts} rollouts "
-        f"agree · {res.valid_rollouts} valid · {res.rollouts} rollouts{early} in "
+        f"agree · {valid}{res.rollouts} rollouts{early} in "
         f"{res.time_s:.2f} s", highlight=False, soft_wrap=True)
     url = c.solution_url(res.puzzle, res.solution)
     if url:

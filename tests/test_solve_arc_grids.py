@@ -1,0 +1,88 @@
+"""`ptrm solve` on lone ARC grids and pairs with a model without per-task embeddings: a grid
+with no known output is not judged, so it must not stop early on a vacuous "valid", and
+rollouts whose answers differ in size (or are empty) must not crash the answer selection."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from ptrm_cli import solver
+from ptrm_cli.app import app
+from ptrm_cli.codec import Puzzle
+from ptrm_cli.engine.checkpoint import save_checkpoint
+
+from fixtures_models import tiny_model
+
+A = pytest.importorskip("ptrm_codecs.arc")
+from ptrm_codecs.families import ARC  # noqa: E402
+
+GRID = [[1, 2, 3], [4, 5, 6]]
+STEPS = 3  # tiny_config's halt_max_steps: the default D
+
+
+def _ckpt(path, *, blank: bool = False):
+    model = tiny_model(len(ARC.vocab), seq_len=ARC.seq_len, halt_max_steps=STEPS)
+    if blank:  # every logit equal: every cell is token 0 (pad), every answer the empty grid
+        with torch.no_grad():
+            model.lm_head.weight.zero_()
+    return save_checkpoint(path, model, ARC.vocab, {"note": "test"})
+
+
+def _solve(*args):
+    res = CliRunner().invoke(app, ["solve", *map(str, args), "--device", "cpu", "--threads",
+                                   "1"])
+    assert res.exception is None or isinstance(res.exception, SystemExit), res.exception
+    assert "Traceback" not in res.output, res.output
+    return res
+
+
+def test_a_lone_grid_runs_every_step(tmp_path):
+    """Nothing judges a grid without its output, so every rollout passed the check at its
+    first step and the default early stop read all answers there (chosen_step 1 of D)."""
+    ck = _ckpt(tmp_path / "ck")
+    (tmp_path / "g.json").write_text(json.dumps(GRID))
+    res = _solve(tmp_path / "g.json", "-c", ck, "--K", 2, "--json")
+    out = json.loads(res.stdout)
+    assert res.exit_code == 0 and out["solved"] is None
+    assert out["stopped_early"] is False and out["chosen_step"] == STEPS
+    assert out["row_steps"] == 2 * STEPS
+    text = " ".join(_solve(tmp_path / "g.json", "-c", ck, "--K", 2).output.split())
+    assert "not judged" in text and " valid ·" not in text  # no count of "valid" rollouts
+
+
+def test_empty_answers_do_not_crash(tmp_path):
+    """A model whose every answer crops to 0x0 made torch.unique fail on zero-size rows (a
+    traceback); now it is a wrong answer like any other."""
+    ck = _ckpt(tmp_path / "ck", blank=True)
+    (tmp_path / "p.json").write_text(json.dumps({"input": GRID, "output": GRID}))
+    res = _solve(tmp_path / "p.json", "-c", ck, "--K", 2, "--json")
+    out = json.loads(res.stdout)
+    assert res.exit_code == 1 and out["solved"] is False
+    assert out["solution"]["grid"] == [] and out["agree"] == 2
+    assert out["violations"][0]["code"] == "mismatch"
+
+
+def test_answers_of_different_sizes_compare_by_shape_and_cells():
+    """ARC answers take the size the model gives them: stacking them failed on different
+    sizes, and the same cells in another shape must not count as the same answer."""
+    c = A.ArcCodec()
+    puzzle = c.parse(json.dumps({"input": GRID, "output": GRID})).puzzle
+    verifier = solver.Verifier(c, puzzle, ARC)
+
+    def canvas(grid):  # the tokens of `grid` as an answer on the canvas
+        g = np.asarray(grid, dtype=np.int8)
+        return c.encode(Puzzle("arc", g.shape[0], g.shape[1], g, {}), family=ARC)
+
+    wide, tall = [[1, 1, 1, 1]], [[1, 1], [1, 1]]  # the same cells, as 1x4 and 2x2
+    preds = torch.as_tensor(np.stack([np.zeros(ARC.seq_len, np.int64), canvas(wide),
+                                      canvas(tall), canvas(tall)]), dtype=torch.long)
+    answers = verifier.answers(preds)
+    assert answers.shape[0] == 4
+    assert len(torch.unique(answers, dim=0)) == 3  # empty, 1x4 and 2x2 (twice)
+    assert torch.equal(answers[2], answers[3]) and not torch.equal(answers[1], answers[2])
+    assert len(torch.unique(verifier.answers(preds[:1].repeat(2, 1)), dim=0)) == 1
