@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Issue #9 on one card (headline and curve ran 2026-11-26 on H100s via `pair`; autotune, mlp
-# not yet): the headline benchmark and the accuracy/compute
+# Issue #9 on one card (headline and curve ran 2026-11-26 on H100s via `pair`; train_scaling,
+# scaling, fp8 and mlp on 2 x H200 in session 17): the headline benchmark and the accuracy/compute
 # curve of adaptive compute on validation, for the bundled model. Ask for nvidia-h100-x1 (the
 # issue's card); a reply from an H200 is recorded as such.
 #
@@ -58,7 +58,8 @@ autotune() {  # Triton GEMM templates with fused epilogues: the cheap route to f
 }
 
 # TRM-MLP ran at ~40% of TRM-Att's TFLOP/s in `ptrm eval` on 4 H200s (docs/PERFORMANCE.md,
-# "TRM-MLP"): its token-mixing GEMMs are memory-bound. Where does a step go, and does
+# "TRM-MLP"); session 17's run of this found its token mix off tensor cores (S = 97), now padded
+# to 104 (engine/model.py, TokenMix). Where does a step go, and does
 # Inductor's epilogue fusion (fast-autotune) win there? 100 random puzzles = 10,000 rows, on
 # random weights of the trained model's shape (its checkpoint did not survive; speed does not
 # depend on the weights)
