@@ -303,7 +303,7 @@ class TokenMix(SwiGLU):
     cuBLAS runs bf16 matmuls on tensor cores only when every leading dimension is a multiple of
     8 elements (16 bytes). Sudoku's S = 81 + 16 = 97 made both token-mix matmuls fall back to
     slow kernels: padded, the fast engine ran TRM-MLP 1.99x faster on an H100 (docs/
-    PERFORMANCE.md, "TRM-MLP"). The zero input columns and zero weight columns add exact zeros
+    PERFORMANCE.md, "Session 17"). The zero input columns and zero weight columns add exact zeros
     to every sum, and the padded output rows are cut off: the same math (the matmul kernels, so
     the rounding, may differ) and the same parameters. `align`: None = on CUDA only, so CPU
     results stay those of the plain matmuls."""
