@@ -228,11 +228,25 @@ class JsonlRecords(SourceReader):
                     yield Item(self.kind, rec["type"], {"url": url, "answer": rec["answer"]},
                                n, rows, cols, url, "ptrm")
                 else:
-                    report(n, "unrecognised record: expected a PPBench record (pid, solution_enc) "
-                              "or a ptrm record (type, url, answer)")
+                    report(n, *_not_a_source_record(rec))
 
     def decode(self, item, codec):
         return codec.from_record(item.payload)
+
+
+def _not_a_source_record(rec: dict) -> tuple[str, str | None]:
+    """Why a JSON object is not a record this reader yields, and the type it names if any. A
+    puzzle without its answer is what `ptrm solve` reads, but a dataset needs the answer: say
+    that, not "unrecognised"."""
+    named = rec.get("type", rec.get("pid"))
+    kind = resolve_type(named) if isinstance(named, str) else None
+    if (kind is not None and any(k in rec for k in ("url", "text", "puzzlink_url", "puzzle_url"))
+            and not any(k in rec for k in ("answer", "solution_enc", "solution"))):
+        return ("a puzzle without its answer: a dataset record needs 'answer' (ptrm record) "
+                "or 'solution_enc' (PPBench); `ptrm solve` reads this one as a puzzle", kind)
+    found = ", ".join(map(repr, sorted(rec))) or "no fields"
+    return ("unrecognised record: expected a PPBench record (pid, puzzlink_url, solution_enc) or "
+            f"a ptrm record (type, url or text, answer); this one has {found}", None)
 
 
 def _int(v) -> int | None:

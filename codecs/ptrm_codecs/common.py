@@ -44,8 +44,7 @@ class GridCodec(Codec):
             p = formats.parse_pzprv3(text, source=source, one_size_line=self.pzprv3_one_size_line)
             pid = p.pid.lower()  # type names match as --codec does, whatever their case
             if pid != self.name and pid not in self.url_ids:  # "akari": lightup's other name
-                raise ParseError(f"pzprv3 text is a {p.pid!r} puzzle, not {self.name!r}",
-                                 source=source, line=p.pid_line)
+                raise self._other_type("pzprv3 text", p.pid, source=source, line=p.pid_line)
             parsed = self.parse_pzprv3(p, source=source)
             parsed.format = "pzprv3"
             return parsed
@@ -57,7 +56,7 @@ class GridCodec(Codec):
                                  line=first_line + more[0])
             url = formats.parse_url(first, source=source)
             if url.urlid.lower() not in self.url_ids:
-                raise ParseError(f"URL is a {url.urlid!r} puzzle, not {self.name!r}", source=source)
+                raise self._other_type("URL", url.urlid, source=source)
             parsed = self.parse_url(url, source=source)
             parsed.format = "url"
             return parsed
@@ -75,6 +74,17 @@ class GridCodec(Codec):
         parsed.format = "grid"
         return parsed
 
+    def _other_type(self, what: str, written: str, *, source: str | None,
+                    line: int | None = None) -> ParseError:
+        """The input names another type than this codec's (`--codec` chose the codec): one
+        message for URLs and pzprv3 text, naming the type as ptrm does ("akari" is lightup) so
+        that the `--codec` the hint offers works."""
+        other = registry.type_named(written)
+        name = other.name if other is not None else written
+        return ParseError(f"{what} is a {name!r} puzzle, not {self.name!r}", source=source,
+                          line=line, hint="drop --codec to read the type from the input"
+                          + (f", or pass --codec {name}" if other is not None else ""))
+
     def parse_url(self, url: formats.Url, *, source: str | None = None) -> Parsed:
         raise ParseError(f"{self.name}: puzz.link URLs are not supported", source=source)
 
@@ -87,9 +97,12 @@ class GridCodec(Codec):
 
     # -- dataset records -------------------------------------------------------------------
     def from_record(self, record: dict, *, source: str | None = None,
-                    line: int | None = None) -> tuple[Puzzle, Solution]:
+                    line: int | None = None) -> tuple[Puzzle, Solution | None]:
         """PPBench JSONL ({"pid", "puzzlink_url", "solution_enc", ...}), janko entries
-        ({"problem", "solution"}) and ptrm records ({"type", "url", "answer"})."""
+        ({"problem", "solution"}) and ptrm records ({"type", "url", "answer"}); and a puzzle
+        to solve, a record of these without its answer ({"type", "url"}): its solution is
+        None, or what its text holds (pzprv3 answers). Only `ptrm solve` hands over the last
+        kind: build-data and eval need the answer, and their readers say so."""
         if "solution_enc" in record:
             url = formats.record_url(record)
             if "puzzlink_url" not in record and "puzzle_url" not in record:
@@ -126,9 +139,14 @@ class GridCodec(Codec):
                                  f"{puzzle.cols} integers, like the puzzle; found {found}",
                                  source=source, line=line)
             return puzzle, Solution(self.name, grid)
-        raise ParseError("unrecognised record: expected a PPBench record (solution_enc), a janko "
-                         "entry (problem, solution), a ptrm record (url, answer) or a dataset's "
-                         "puzzles.jsonl line (text, answer)", source=source, line=line)
+        field = next((k for k in PUZZLE_FIELDS if k in record), None)
+        if field is not None and not any(k in record for k in ANSWER_FIELDS):
+            _check_text(record[field], f"record: {field!r}", source=source, line=line)
+            parsed = self.parse(record[field], source=source)
+            return parsed.puzzle, parsed.solution
+        found = ", ".join(map(repr, sorted(record))) or "no fields"
+        raise ParseError(f"unrecognised record: expected {RECORD_SHAPES}; this one has {found}",
+                         source=source, line=line)
 
     def apply_moves(self, puzzle: Puzzle, moves: list[list[formats.Move]]) -> Solution:
         raise PtrmError(f"{self.name}: PPBench moves are not supported")
@@ -197,6 +215,16 @@ class GridCodec(Codec):
                 if 0 <= t < len(vocab):
                     grid[r, c] = self.token_value(puzzle, r, c, vocab.tokens[t])
         return Solution(self.name, grid)
+
+
+#: where a record holds its puzzle (a URL, pzprv3 text or a grid) and its answer; a record
+#: with a puzzle and no answer is a puzzle to solve
+PUZZLE_FIELDS = ("url", "text", "puzzlink_url", "puzzle_url")
+ANSWER_FIELDS = ("answer", "solution_enc", "solution")
+#: the record shapes `from_record` reads, as its error lists them
+RECORD_SHAPES = ("a PPBench record (pid, puzzlink_url, solution_enc), a janko entry (problem, "
+                 "solution), a ptrm record (type, url or text, answer: a dataset's "
+                 "puzzles.jsonl line is one) or a puzzle to solve (type, url or text; no answer)")
 
 
 def _check_text(value, what: str, *, source: str | None, line: int | None) -> None:

@@ -4,8 +4,11 @@ Puzzle.clues: [n, n] int16, 0 = blank, 1..n = given (n = 4, 6 or 9; boxes √n x
 Solution.grid: [n, n] int16 full digit grid, givens included; 0 = not filled (EMPTY).
 
 Formats: puzz.link `sudoku/9/9/<number16>`; pzprv3 (one size line, givens then answers); a
-one-line string of n*n characters ('.' or '0' blank); n lines of n digits (spaces optional);
-PPBench records (moves `mouse,left,X,Y;key,D`).
+one-line string of n*n characters; n lines of n digits (spaces optional), box-drawn as forums
+write them or not (`5 3 . | . 7 . | . . .` rows, `------+-------+------` or `=` rules, a
+`+-----+` frame: rules must fall where boxes end). Blanks: '.', '0', '_' or '-'
+(`sudoku_text.BLANKS`, for reading and detection alike). PPBench records (moves
+`mouse,left,X,Y;key,D`).
 Tokens: the codec serves two families, and the model's vocabulary table picks one
 (`Codec.family_for`); `TOKEN_NAMES` below is the only place they differ.
   ppbench        (10x10, 4x4/6x6/9x9 top-left, pad around) sudoku.blank, sudoku.given.1..9 on
@@ -35,6 +38,7 @@ from ptrm_cli.errors import ParseError, PtrmError
 
 from . import formats
 from .common import GridCodec, boxed
+from .sudoku_text import BLANKS, blanks_help, check_boxes, read_rows
 from .families import PPBENCH, SUDOKU_NATIVE, SUDOKU_NATIVE_BLANK, SUDOKU_NATIVE_DIGITS
 
 SIZES = (4, 6, 9)
@@ -155,10 +159,17 @@ class SudokuCodec(GridCodec):
         return Parsed(puzzle, Solution(self.name, grid))
 
     def parse_grid(self, lines, *, source=None, first_line=1):
-        # blank lines are skipped, but they count in the file line of each row
-        at = [first_line + k for k, ln in enumerate(lines) if ln.strip()]
-        rows = ["".join(ln.split()) for ln in lines if ln.strip()]
-        if len(rows) == 1:  # one line of n*n characters
+        # blank lines and box rules are skipped, but they count in the file line of each row
+        read, rules = read_rows(lines, first_line=first_line)
+        if not read:
+            if rules:
+                raise ParseError("expected a sudoku grid, found only box rules",
+                                 source=source, line=rules[0].line)
+            raise ParseError("expected a sudoku grid, found no grid lines", source=source)
+        at = [row.line for row in read]
+        rows = [row.cells for row in read]
+        one_line = len(rows) == 1
+        if one_line:  # one line of n*n characters
             flat = rows[0]
             n = math.isqrt(len(flat))
             if n * n != len(flat) or n not in SIZES:
@@ -173,25 +184,32 @@ class SudokuCodec(GridCodec):
             if size in SIZES and n > size and all(len(r) == size for r in rows[:size]):
                 raise ParseError(f"text after the {size}x{size} grid (one puzzle per input)",
                                  source=source, line=at[size])
-            raise ParseError(f"expected 4, 6 or 9 grid lines, found {n}", source=source,
-                             line=first_line)
+            raise ParseError(f"expected 4, 6 or 9 grid lines, found {n}"
+                             + (f" (and {len(rules)} box rule lines)" if rules else ""),
+                             source=source, line=first_line)
         clues = np.zeros((n, n), dtype=np.int16)
         for r, row in enumerate(rows):
             if len(row) != n:
                 raise ParseError(f"expected {n} cells on this line, found {len(row)}",
                                  source=source, line=at[r])
             for c, ch in enumerate(row):
-                if ch in ".0_-":
+                if ch in BLANKS:
                     continue
                 if not formats.is_number(ch) or not 1 <= int(ch) <= n:
-                    raise ParseError(f"sudoku cell {ch!r}: expected 1..{n}, '.' or '0'",
-                                     source=source, line=at[r])
+                    raise ParseError(f"sudoku cell {ch!r}: expected 1..{n} or a blank "
+                                     f"({blanks_help()})", source=source, line=at[r])
                 clues[r, c] = int(ch)
+        if not one_line:  # the one-line form's rows are cut from one line: no bars to check
+            check_boxes(read, rules, n, box_shape(n), source=source)
         return Parsed(self._puzzle(clues, source=source))
 
     def sniff(self, text):
-        flat = "".join(text.split())
-        return len(flat) in (16, 36, 81) and all(ch in "0123456789._" for ch in flat)
+        # the rows parse_grid reads, with the same blanks: no grid that reads with a `sudoku`
+        # first line needs one for its digits and blanks alone
+        rows, _ = read_rows(text.splitlines())
+        flat = "".join(row.cells for row in rows)
+        return len(flat) in (16, 36, 81) and all(ch in "123456789" or ch in BLANKS
+                                                  for ch in flat)
 
     def apply_moves(self, puzzle, moves):
         grid = puzzle.clues.copy()
