@@ -31,8 +31,10 @@ def read_task(path: str | Path | None, task_id: str | None = None, *, text: str 
               source: str | None = None) -> tuple[str, dict]:
     """(task id, task) from a Kaggle challenges file (test outputs from its _solutions.json
     sibling, when there is one) or a file holding one task {"train", "test"}, whose id is
-    `task_id` or else the file's name (`00576224.json` -> 00576224). `text`: the content
-    already read (stdin), with `source` naming it."""
+    `task_id` or else the file's name (`00576224.json` -> 00576224: a downloaded task may be
+    saved under any name). `text`: the content already read (stdin), with `source` naming it.
+    A `task_id` a challenges file does not hold is refused here, before any model is loaded:
+    the wrong id is the mistake to report, not what the model then lacks for it."""
     from ptrm_codecs import arc as A
 
     source = source or str(path)
@@ -62,9 +64,17 @@ def read_task(path: str | Path | None, task_id: str | None = None, *, text: str 
                             hint=f"pass --task ID, e.g. --task {ids[0]}")
         task_id = ids[0]
     if task_id not in tasks:
-        raise PtrmError(f"{source} has no task {task_id!r} (it holds {len(ids)} tasks: "
-                        f"{', '.join(ids[:5])}{', ...' if len(ids) > 5 else ''})")
+        raise _no_such_task(source, task_id, ids)
     return task_id, _checked(tasks[task_id], task_id, source)
+
+
+def _no_such_task(source: str, task_id: str, ids: list[str]) -> PtrmError:
+    """--task naming a task that the challenges file `source` does not hold, with the ids it
+    does hold."""
+    shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
+    held = f"its only task is {ids[0]}" if len(ids) == 1 else \
+        f"it holds {len(ids)} tasks: {shown}"
+    return PtrmError(f"{source} has no task {task_id!r} ({held})")
 
 
 def task_shaped(text: str) -> bool:

@@ -81,10 +81,40 @@ def cell_name(r: int, c: int) -> str:
     return f"r{r + 1}c{c + 1}"
 
 
+#: cells a message lists before "+N more": enough to find the place on the board, few enough
+#: to keep the line short (`Violation.cells`, and so --json, hold them all)
+LISTED_CELLS = 3
+
+
+def cells_named(cells, limit: int = LISTED_CELLS) -> str:
+    """Cells as messages list them, in reading order with `cell_name`: `r3c5`, `r3c5, r4c1`,
+    or the first `limit` and a count, `r3c5, r4c1, r6c2 +4 more` (never "+1 more": the cell
+    itself is as short)."""
+    cells = sorted({(int(r), int(c)) for r, c in cells})
+    if len(cells) <= limit + 1:
+        return ", ".join(cell_name(r, c) for r, c in cells)
+    shown = ", ".join(cell_name(r, c) for r, c in cells[:limit])
+    return f"{shown} +{len(cells) - limit} more"
+
+
+_CELL_NAME = re.compile(r"\br(\d+)c(\d+)\b")
+
+
+def placed(v: "Violation") -> str:
+    """`v.message` naming where the rule is broken: as it is when it names one of its cells,
+    else with its cells listed after it. The built-in codecs name them themselves; this keeps
+    the text output telling the place for a message that does not (a plugin's)."""
+    named = {(int(r) - 1, int(c) - 1) for r, c in _CELL_NAME.findall(v.message)}
+    if not v.cells or named & {(int(r), int(c)) for r, c in v.cells}:
+        return v.message
+    return f"{v.message}: {cells_named(v.cells)}"
+
+
 @dataclass(frozen=True)
 class Violation:
     """One broken rule. `code` is pzpr.js's fail code where one exists (e.g. ``bkDupNum``);
-    `message` names cells with `cell_name`; `cells` are 0-based (row, col) indices."""
+    `message` says where, naming cells with `cell_name` (several: `cells_named`); `cells` are
+    0-based (row, col) indices."""
 
     code: str
     message: str

@@ -55,6 +55,52 @@ def test_a_lone_grid_runs_every_step(tmp_path):
     assert "not judged" in text and " valid ·" not in text  # no count of "valid" rollouts
 
 
+def test_an_unjudged_grid_counts_no_valid_rollouts(tmp_path):
+    """valid_rollouts was K: every rollout passes an empty check, none was verified. Null, as
+    `solved`; a judged pair keeps its count."""
+    ck = _ckpt(tmp_path / "ck")
+    (tmp_path / "g.json").write_text(json.dumps(GRID))
+    out = json.loads(_solve(tmp_path / "g.json", "-c", ck, "--K", 2, "--json").stdout)
+    assert out["rollouts"] == 2 and out["valid_rollouts"] is None
+    (tmp_path / "p.json").write_text(json.dumps({"input": GRID, "output": GRID}))
+    out = json.loads(_solve(tmp_path / "p.json", "-c", ck, "--K", 2, "--json").stdout)
+    assert out["solved"] is False and out["valid_rollouts"] == 0
+
+
+TASK = {"train": [{"input": GRID, "output": GRID}], "test": [{"input": GRID}]}
+
+
+def test_a_task_run_without_task_embeddings_is_not_called_a_lone_grid(tmp_path):
+    """A task file and a model without per-task embeddings: its first test input runs alone,
+    and the output says that of the task, not "a lone arc grid"."""
+    ck = _ckpt(tmp_path / "ck")
+    (tmp_path / "0934a4d8.json").write_text(json.dumps(TASK))
+    res = _solve(tmp_path / "0934a4d8.json", "-c", ck, "--K", 2)
+    text = " ".join(res.stdout.split())
+    assert res.exit_code == 0 and "not judged" in text
+    assert "a lone arc grid" not in text
+    assert "first test input" in text and "no per-task embeddings" in text
+
+
+def test_a_wrong_task_id_is_reported_before_the_model(tmp_path):
+    """--task naming a task a challenges file does not hold: the id is the mistake, said with
+    the ids the file holds, not that the model has no per-task embeddings. A file holding one
+    task takes --task as its id (a downloaded task may be saved under any name)."""
+    ck = _ckpt(tmp_path / "ck")
+    (tmp_path / "kaggle.json").write_text(json.dumps({"0934a4d8": TASK}))
+    res = _solve(tmp_path / "kaggle.json", "--task", "wrong", "-c", ck, "--K", 2)
+    text = " ".join(res.output.split())
+    assert res.exit_code == 2, text
+    assert "has no task 'wrong' (its only task is 0934a4d8)" in text
+    assert "per-task" not in text
+    # the right id, or a one-task file under any id, gets as far as the model, whose problem
+    # it then is
+    (tmp_path / "saved.json").write_text(json.dumps(TASK))
+    for args in (("kaggle.json", "--task", "0934a4d8"), ("saved.json", "--task", "0934a4d8")):
+        res = _solve(tmp_path / args[0], *args[1:], "-c", ck, "--K", 2)
+        assert res.exit_code == 2 and "no per-task puzzle embeddings" in res.output
+
+
 def test_empty_answers_do_not_crash(tmp_path):
     """A model whose every answer crops to 0x0 made torch.unique fail on zero-size rows (a
     traceback); now it is a wrong answer like any other."""

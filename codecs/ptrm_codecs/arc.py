@@ -44,7 +44,7 @@ import numpy as np
 from rich.text import Text
 
 from ptrm_cli import dihedral
-from ptrm_cli.codec import Codec, Family, Parsed, Puzzle, Solution, Violation
+from ptrm_cli.codec import Codec, Family, Parsed, Puzzle, Solution, Violation, cells_named
 from ptrm_cli.errors import ParseError, PtrmError
 
 from .families import ARC
@@ -509,10 +509,10 @@ class ArcCodec(Codec):
         if got.shape != want.shape:
             return [Violation("mismatch", f"the answer is {got.shape[0]}x{got.shape[1]}, the "
                                           f"output is {want.shape[0]}x{want.shape[1]}")]
-        diff = np.argwhere(got != want)
-        if len(diff):
-            return [Violation("mismatch", f"{len(diff)} cell(s) differ from the known output",
-                              tuple((int(r), int(c)) for r, c in diff))]
+        diff = tuple((int(r), int(c)) for r, c in np.argwhere(got != want))
+        if diff:
+            return [Violation("mismatch", f"{len(diff)} cell(s) differ from the known output: "
+                              f"{cells_named(diff)}", diff)]
         return []
 
     # -- augmentation ----------------------------------------------------------------------

@@ -57,7 +57,7 @@ import numpy as np
 from rich.text import Text
 
 from ptrm_cli import dihedral
-from ptrm_cli.codec import Parsed, Puzzle, Solution, Violation, cell_name
+from ptrm_cli.codec import Parsed, Puzzle, Solution, Violation, cell_name, cells_named
 from ptrm_cli.errors import ParseError, PtrmError
 
 from . import formats
@@ -474,8 +474,8 @@ def _divided(shaded: np.ndarray) -> list[Violation]:
         return []
     largest = max(areas, key=len)
     cut_off = tuple(rc for area in areas if area is not largest for rc in area)
-    return [Violation("cuDivideRB", f"the unshaded cells fall apart into {len(areas)} areas",
-                      cut_off)]
+    return [Violation("cuDivideRB", f"the unshaded cells fall apart into {len(areas)} areas; "
+                      f"cut off from the largest: {cells_named(cut_off)}", cut_off)]
 
 
 def _room_counts(board: Board, shaded: np.ndarray) -> list[Violation]:

@@ -26,7 +26,7 @@ import numpy as np
 from rich.text import Text
 
 from ptrm_cli import dihedral
-from ptrm_cli.codec import Parsed, Puzzle, Solution, Violation, cell_name
+from ptrm_cli.codec import Parsed, Puzzle, Solution, Violation, cell_name, cells_named
 from ptrm_cli.errors import ParseError
 
 from . import formats
@@ -268,8 +268,9 @@ class LightupCodec(BlackCellCodec):
         for runs in _runs(white):
             per_run = np.bincount(runs[light], minlength=runs.max() + 1)
             for run in np.nonzero(per_run > 1)[0]:
-                out.append(Violation("akariDup", f"{per_run[run]} lights see each other",
-                                     cells_of(light & (runs == run))))
+                seeing = cells_of(light & (runs == run))
+                out.append(Violation("akariDup", f"{per_run[run]} lights see each other: "
+                                     f"{cells_named(seeing)}", seeing))
         touching = adjacent_count(light)
         for r, c in cells_of(puzzle.clues >= 0):
             if touching[r, c] != puzzle.clues[r, c]:
@@ -278,7 +279,8 @@ class LightupCodec(BlackCellCodec):
                                      ((r, c),)))
         dark = cells_of(white & ~_lit(white, light))
         if dark:
-            out.append(Violation("ceDark", f"{len(dark)} white cell(s) are not lit", dark))
+            out.append(Violation("ceDark", f"{len(dark)} white cell(s) are not lit: "
+                                 f"{cells_named(dark)}", dark))
         return out
 
     # -- people ----------------------------------------------------------------------------

@@ -43,7 +43,7 @@ import numpy as np
 from rich.text import Text
 
 from ptrm_cli import dihedral
-from ptrm_cli.codec import Parsed, Puzzle, Solution, Violation
+from ptrm_cli.codec import Parsed, Puzzle, Solution, Violation, cell_name, cells_named
 from ptrm_cli.errors import ParseError
 
 from .common import NEIGHBOURS4, GridCodec
@@ -314,17 +314,19 @@ class MazeCodec(GridCodec):
         allowed = (grid == clues) | ((clues == FREE) & (grid == PATH))
         changed = ~allowed & ~on_wall
         if changed.any():
-            out.append(Violation("mzCellChanged", f"{int(changed.sum())} cell(s) differ from "
-                                 "the maze (walls, S and G stay; free cells hold free or path)",
-                                 _cells(changed)))
+            out.append(_listing("mzCellChanged", f"{int(changed.sum())} cell(s) differ from "
+                                "the maze (walls, S and G stay; free cells hold free or path)",
+                                changed))
         if on_wall.any():
-            out.append(Violation("mzPathOnWall", f"the path runs through {int(on_wall.sum())} "
-                                 "wall cell(s)", _cells(on_wall)))
+            out.append(_listing("mzPathOnWall", f"the path runs through {int(on_wall.sum())} "
+                                "wall cell(s)", on_wall))
         s, g = find(clues, START), find(clues, GOAL)
         dist = bfs(clues != WALL, s)
         shortest = int(dist[g])
         if shortest < 0:
-            return out + [Violation("mzNoRoute", "the maze has no route from S to G", (s, g))]
+            return out + [Violation("mzNoRoute", f"the maze has no route from S at "
+                                                 f"{cell_name(*s)} to G at {cell_name(*g)}",
+                                    (s, g))]
 
         path = grid == PATH
         n_path = int(path.sum())
@@ -337,26 +339,27 @@ class MazeCodec(GridCodec):
         degree = np.where(nodes, degree, 0)
         for cell, what in ((s, "start S"), (g, "goal G")):
             if degree[cell] != 1:
-                out.append(Violation("mzEndpoint", f"the {what} touches {int(degree[cell])} path "
-                                     "cell(s); a path leaves it through exactly one", (cell,)))
+                out.append(Violation("mzEndpoint", f"the {what} at {cell_name(*cell)} touches "
+                                     f"{int(degree[cell])} path cell(s); a path leaves it "
+                                     "through exactly one", (cell,)))
         branch = path & (degree > 2)
         if branch.any():
-            out.append(Violation("mzBranch", f"{int(branch.sum())} path cell(s) have more than "
-                                 "two path neighbours", _cells(branch)))
+            out.append(_listing("mzBranch", f"{int(branch.sum())} path cell(s) have more than "
+                                "two path neighbours", branch))
         dead = path & (degree < 2)
         if dead.any():
-            out.append(Violation("mzDeadEnd", f"{int(dead.sum())} path cell(s) are loose ends: "
-                                 "the path is broken", _cells(dead)))
+            out.append(_listing("mzDeadEnd", f"{int(dead.sum())} path cell(s) are loose ends "
+                                "(the path is broken)", dead))
         reach = bfs(nodes, s) >= 0
         stray = nodes & ~reach
         if stray.any():
             what = "G and " if stray[g] else ""
-            out.append(Violation("mzDisconnected", f"{what}{int((stray & path).sum())} path "
-                                 "cell(s) are not connected to S", _cells(stray)))
+            out.append(_listing("mzDisconnected", f"{what}{int((stray & path).sum())} path "
+                                "cell(s) are not connected to S", stray))
         structural = {"mzEndpoint", "mzBranch", "mzDeadEnd", "mzDisconnected"}
         if not any(v.code in structural for v in out) and n_path + 1 > shortest:
-            out.append(Violation("mzNotShortest", f"the path takes {n_path + 1} steps; the "
-                                 f"shortest takes {shortest}", _cells(path)))
+            out.append(_listing("mzNotShortest", f"the path takes {n_path + 1} steps; the "
+                                f"shortest takes {shortest}; the path", path))
         return out
 
     # -- augmentation ----------------------------------------------------------------------
@@ -393,6 +396,12 @@ class MazeCodec(GridCodec):
 
 def _cells(mask: np.ndarray) -> tuple[tuple[int, int], ...]:
     return tuple((int(r), int(c)) for r, c in zip(*np.nonzero(mask)))
+
+
+def _listing(code: str, text: str, mask: np.ndarray) -> Violation:
+    """A violation at the cells of `mask`, its message `text` followed by where they are."""
+    cells = _cells(mask)
+    return Violation(code, f"{text}: {cells_named(cells)}", cells)
 
 
 def solve(puzzle: Puzzle) -> Solution | None:

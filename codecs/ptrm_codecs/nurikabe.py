@@ -25,7 +25,7 @@ import numpy as np
 from rich.text import Text
 
 from ptrm_cli import dihedral
-from ptrm_cli.codec import Parsed, Puzzle, Solution, Violation, cell_name
+from ptrm_cli.codec import Parsed, Puzzle, Solution, Violation, cell_name, cells_named
 from ptrm_cli.errors import ParseError, PtrmError
 
 from . import formats
@@ -109,7 +109,8 @@ def shading_violations(shaded: np.ndarray) -> tuple[list[Violation], list[Violat
     divided = []
     if len(parts) > 1:  # the cells cut off from the largest shaded area
         cut = tuple(rc for part in parts[1:] for rc in part)
-        divided.append(Violation("csDivide", f"shaded cells fall into {len(parts)} separate areas", cut))
+        divided.append(Violation("csDivide", f"shaded cells fall into {len(parts)} separate "
+                                 f"areas; cut off from the largest: {cells_named(cut)}", cut))
     return blocks, divided
 
 
@@ -284,16 +285,18 @@ class NurikabeCodec(ClueShadingTokens, GridCodec):
 # pzpr.js counts "?" and 0 clues as clues everywhere except the size test.
 
 def _islands_without_clue(islands, clued) -> list[Violation]:
-    return [Violation("bkNoNum", f"an unshaded area of {len(isle)} cell(s) has no clue", tuple(isle))
+    return [Violation("bkNoNum", f"an unshaded area of {len(isle)} cell(s) has no clue: "
+                      f"{cells_named(isle)}", tuple(isle))
             for isle in islands if not any(clued[rc] for rc in isle)]
 
 
 def _islands_with_clues(islands, clued) -> list[Violation]:
     out = []
     for isle in islands:
-        n = sum(bool(clued[rc]) for rc in isle)
-        if n >= 2:
-            out.append(Violation("bkNumGe2", f"an unshaded area holds {n} clues", tuple(isle)))
+        clues = [rc for rc in isle if clued[rc]]
+        if len(clues) >= 2:  # the clues name the area best: they are what must not share it
+            out.append(Violation("bkNumGe2", f"an unshaded area holds {len(clues)} clues, at "
+                                 f"{cells_named(clues)}", tuple(isle)))
     return out
 
 

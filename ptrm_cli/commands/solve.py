@@ -219,7 +219,7 @@ def solve(
     settings = dict(K=K, D=D, sigma=sigma, perturb=perturb, seed=seed, selector=select,
                     device=device, checkpoint=loaded.path, wave=wave, check_every=check_every,
                     time_limit=time_limit, cpu_defaults=cpu_defaults, sigma_source=sigma_source,
-                    notes=notes)
+                    notes=notes, format=parsed.format)
     if as_json:
         typer.echo(solver.to_json(_json(res, parsed, source, matches, settings)))
     else:
@@ -267,7 +267,9 @@ def _json(res: "solver.SolveResult", parsed, source: str, matches, s: dict) -> d
         "seed": s["seed"],
         "selector": s["selector"], "time_s": round(res.time_s, 4), "checkpoint": s["checkpoint"],
         "perturb": s["perturb"], "device": s["device"], "rollouts": res.rollouts,
-        "valid_rollouts": res.valid_rollouts, "distinct_answers": res.distinct,
+        # null when not judged: every rollout passes an empty check, none is verified
+        "valid_rollouts": res.valid_rollouts if _judges(res) else None,
+        "distinct_answers": res.distinct,
         "waves": res.waves, "stopped_early": res.stopped_early, "matches_answer": matches,
         "source": source, "format": parsed.format,
         "wave": s["wave"], "check_every": s["check_every"], "time_limit": s["time_limit"],
@@ -319,8 +321,7 @@ def _show(res: "solver.SolveResult", matches, s: dict) -> None:
     # whole, for the terminal to fold, instead of Rich breaking them mid-row
     console.print(drawn, soft_wrap=True)
     if not _judges(res):
-        console.print(f"[bold]answered[/], not judged: a lone {c.name} grid has no known output "
-                      "to check against (give the task file and --task ID for its demos)",
+        console.print(f"[bold]answered[/], not judged: {_unjudged(c, s['format'])}",
                       highlight=False, soft_wrap=True)
     elif res.valid:
         console.print(f"[bold green]solved[/]: the answer satisfies every {c.name} rule",
@@ -336,8 +337,9 @@ def _show(res: "solver.SolveResult", matches, s: dict) -> None:
                       f"{len(res.violations)} rule violation(s):", highlight=False,
                       soft_wrap=True)
     if _judges(res) and not res.valid:
-        for v in res.violations[:5]:
-            console.print(f"  [red]{v.code}[/] {esc(v.message)}", highlight=False, soft_wrap=True)
+        for v in res.violations[:5]:  # placed: each line says where, whoever wrote the codec
+            console.print(f"  [red]{v.code}[/] {esc(registry.placed(v))}", highlight=False,
+                          soft_wrap=True)
         if len(res.violations) > 5:
             console.print(f"  ... and {len(res.violations) - 5} more", highlight=False)
     if matches is not None:
@@ -369,6 +371,19 @@ def _show(res: "solver.SolveResult", matches, s: dict) -> None:
         console.print(f"[dim]CPU defaults: {' '.join(parts)} (GPU: K={GPU_K} in one wave, "
                       f"no time limit); set --K, --wave, --time-limit, --threads to change[/]",
                       highlight=False, soft_wrap=True)
+
+
+def _unjudged(c, fmt: str) -> str:
+    """Why nothing judged the answer, said of the input as it was given: a whole task reaches
+    this path only with a model that cannot take the task (no per-task embeddings), which ran
+    its first test input alone; anything else was a lone grid."""
+    if fmt == "task":
+        return ("the task's first test input has no known output to check against; this model "
+                "has no per-task embeddings, so it answered that input alone, without the "
+                "task's demonstrations (a TRM ARC model with per-task embeddings runs the whole "
+                "task: docs/MAZE_ARC.md)")
+    return (f"a lone {c.name} grid has no known output to check against (give the task file "
+            "and --task ID for its demos)")
 
 
 def _set_threads(threads: int | None, cpu_defaults: dict) -> None:
