@@ -37,6 +37,16 @@ class ParseError(PtrmError):
         self.source, self.line = source, line
 
 
+class OtherType(ParseError):
+    """Input that is a puzzle of another type than the codec reading it (`found`: the type it
+    is, as ptrm names it, or as the input wrote it). Whoever chose the codec (--codec, a
+    record's type field) can say how to choose again."""
+
+    def __init__(self, message: str, *, found: str, **where):
+        super().__init__(message, **where)
+        self.found = found
+
+
 class VocabError(PtrmError):
     """A token table that does not match (checkpoint vs dataset vs codec), or a value outside it."""
 

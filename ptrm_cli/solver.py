@@ -32,7 +32,7 @@ import torch
 
 from . import codec as registry
 from .codec import Codec, Family, Parsed, Puzzle, Solution, Violation
-from .errors import CodecNotFound, ParseError, PtrmError, json_problem
+from .errors import CodecNotFound, OtherType, ParseError, PtrmError, json_problem
 from .vocab import Vocab
 
 #: what `ptrm solve` reads at most from a file or stdin (a puzzle is a few KB)
@@ -205,8 +205,15 @@ def _parse_record(text: str, *, codec: str | None, source: str | None) -> tuple[
                              source=source, hint="pass --codec TYPE") from None
         return registry.parse(text, codec=c.name, source=source)  # its errors say what is wrong
     c = registry.get(str(name))
-    with registry.contract(c, "from_record", reading="record", source=source):
-        got = c.from_record(record, source=source)
+    try:
+        with registry.contract(c, "from_record", reading="record", source=source):
+            got = c.from_record(record, source=source)
+    except OtherType as e:
+        if not codec:  # the record's own field chose the codec, not --codec
+            field = "pid" if record.get("pid") else "type"
+            e.hint = (f"the record's {field!r} says {name!r}: correct it, or pass --codec "
+                      f"{e.found} to read it as what it is")
+        raise
     if not (isinstance(got, tuple) and len(got) == 2 and isinstance(got[0], Puzzle)):
         raise registry.bug(c, f"from_record returned {type(got).__name__}, not (puzzle, "
                               "solution)")

@@ -152,6 +152,25 @@ def test_a_url_of_another_type_names_the_ptrm_type_and_how_to_fix_it(installed_c
     assert text.value.hint == url.value.hint
 
 
+@pytest.mark.parametrize("record, field", [
+    ({"type": "nurikabe", "url": LIGHTUP_URL}, "type"),
+    ({"pid": "nurikabe", "puzzlink_url": LIGHTUP_URL, "solution_enc": "x"}, "pid"),
+])
+def test_a_record_of_another_type_than_its_url_says_which_field_to_fix(installed_codec, record,
+                                                                        field):
+    """No --codec was given, so "drop --codec" was no help: the record's own field chose."""
+    installed_codec("lightup")
+    installed_codec("nurikabe")
+    with pytest.raises(ParseError) as err:
+        solver.parse_puzzle(json.dumps(record), source="rec.json")
+    assert str(err.value) == "rec.json: URL is a 'lightup' puzzle, not 'nurikabe'"
+    assert err.value.hint == (f"the record's {field!r} says 'nurikabe': correct it, or pass "
+                              "--codec lightup to read it as what it is")
+    with pytest.raises(ParseError) as chosen:  # --codec chose: its own hint stands
+        solver.parse_puzzle(json.dumps(record), codec="nurikabe", source="rec.json")
+    assert chosen.value.hint.startswith("drop --codec")
+
+
 def test_the_wrong_type_url_message_reaches_the_cli(ckpt, installed_codec):
     installed_codec("nurikabe")
     r = ptrm("solve", LIGHTUP_URL, "--codec", "nurikabe", "-c", ckpt)

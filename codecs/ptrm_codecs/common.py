@@ -21,7 +21,7 @@ from rich.text import Text
 
 from ptrm_cli import codec as registry
 from ptrm_cli.codec import Codec, Family, Parsed, Puzzle, Solution, cell_name
-from ptrm_cli.errors import ParseError, PtrmError, VocabError, json_problem
+from ptrm_cli.errors import OtherType, ParseError, PtrmError, VocabError, json_problem
 
 from . import formats
 
@@ -75,15 +75,15 @@ class GridCodec(Codec):
         return parsed
 
     def _other_type(self, what: str, written: str, *, source: str | None,
-                    line: int | None = None) -> ParseError:
-        """The input names another type than this codec's (`--codec` chose the codec): one
-        message for URLs and pzprv3 text, naming the type as ptrm does ("akari" is lightup) so
-        that the `--codec` the hint offers works."""
+                    line: int | None = None) -> OtherType:
+        """The input names another type than this codec's (`--codec` chose the codec; a
+        record's type field rewrites the hint): one message for URLs and pzprv3 text, naming
+        the type as ptrm does ("akari" is lightup) so that the `--codec` the hint offers works."""
         other = registry.type_named(written)
         name = other.name if other is not None else written
-        return ParseError(f"{what} is a {name!r} puzzle, not {self.name!r}", source=source,
-                          line=line, hint="drop --codec to read the type from the input"
-                          + (f", or pass --codec {name}" if other is not None else ""))
+        return OtherType(f"{what} is a {name!r} puzzle, not {self.name!r}", source=source,
+                         line=line, found=name, hint="drop --codec to read the type from the "
+                         "input" + (f", or pass --codec {name}" if other is not None else ""))
 
     def parse_url(self, url: formats.Url, *, source: str | None = None) -> Parsed:
         raise ParseError(f"{self.name}: puzz.link URLs are not supported", source=source)
