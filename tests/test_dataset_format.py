@@ -287,3 +287,24 @@ def test_a_training_split_with_nothing_to_learn_is_said(tmp_path, tokens_only):
     assert r.exit_code == 2 and "Traceback" not in r.output, r.output
     assert f"dataset {tokens_only}: the training split 'train' has no rows" in \
         " ".join(r.output.split())
+
+
+def test_a_write_cut_short_by_a_full_disk_is_one_message(tmp_path, monkeypatch):
+    """numpy says a full disk as an OSError without an errno ("N requested and M written"):
+    `ptrm build-data` ended in a traceback. Now one message naming the folder, and an
+    earlier build there is left as it was."""
+    x = np.array([[1, 2, 1, 2, 1, 2]])
+    split = Split(inputs=x, labels=x, type=np.zeros(1), puzzle=np.zeros(1),
+                  transform=np.zeros(1), puzzle_id=np.zeros(1))
+    out = tmp_path / "ds"
+    write_dataset(out, vocab=MINE, seq_len=6, types=["parity"], splits={"train": split})
+    before = (out / "meta.json").read_bytes()
+
+    def full(*a, **k):
+        raise OSError("96 requested and 40 written")
+
+    monkeypatch.setattr(np, "save", full)
+    with pytest.raises(PtrmError, match=r"ds: cannot write the dataset \(96 requested.*disk"):
+        write_dataset(out, vocab=MINE, seq_len=6, types=["parity"], splits={"val": split})
+    assert (out / "meta.json").read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir() if p.name != "ds"] == []  # no temporary left

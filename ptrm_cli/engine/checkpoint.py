@@ -19,6 +19,7 @@ that names it: a silently wrong T, n or sequence length would give garbage, not 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime
 import hashlib
@@ -120,15 +121,33 @@ def save_checkpoint(path, model: TRM, vocab: Vocab, meta: dict | None = None, *,
                  "num_parameters": count_parameters(model)}
     full_meta.setdefault("git_commit", _git_commit())
     doc = {"format": FORMAT, "model": cfg.to_dict(), "vocab": vocab.to_json(), "meta": full_meta}
-    with atomic_dir(path) as tmp:
-        save_file(tensors, str(tmp / WEIGHTS), metadata={"format": FORMAT})
-        (tmp / CONFIG).write_text(json.dumps(doc, indent=1, default=str) + "\n")
-        if identifiers is not None:
-            (tmp / IDENTIFIERS).write_text(json.dumps(list(identifiers)) + "\n")
-        if write_extra is not None:
-            write_extra(tmp)
-        ordinary_modes(tmp)
+    with write_failures(path):
+        with atomic_dir(path) as tmp:
+            save_file(tensors, str(tmp / WEIGHTS), metadata={"format": FORMAT})
+            (tmp / CONFIG).write_text(json.dumps(doc, indent=1, default=str) + "\n")
+            if identifiers is not None:
+                (tmp / IDENTIFIERS).write_text(json.dumps(list(identifiers)) + "\n")
+            if write_extra is not None:
+                write_extra(tmp)
+            ordinary_modes(tmp)
     return path
+
+
+@contextlib.contextmanager
+def write_failures(path: Path):
+    """A checkpoint write that the file system refuses (a full disk, no permission) as one
+    CheckpointError naming the folder. safetensors reports a failed write as its own
+    SafetensorError, not an OSError, so without this a full disk ends a training run in a
+    traceback. atomic_dir has already removed its temporary folder by the time this runs."""
+    from safetensors import SafetensorError
+
+    try:
+        yield
+    except (OSError, SafetensorError) as e:
+        why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+        raise CheckpointError(f"{path}: cannot write the checkpoint ({why})",
+                              hint="nothing was written there; free some space or choose a "
+                                   "folder you can write, then run again") from None
 
 
 def load_checkpoint(path, device="cpu", *, vocab: Vocab | None = None, config_yaml=None,

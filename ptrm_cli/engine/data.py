@@ -18,6 +18,7 @@ folder under the final name is always complete (`meta.json` is written last, too
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -119,7 +120,7 @@ def write_dataset(out: str | Path, *, vocab: Vocab, seq_len: int, types: list[st
                  "types": list(types),
                  "splits": {name: len(s) for name, s in splits.items()},
                  "counts": counts, **(meta or {}), "vocab": vocab.to_json()}
-    with atomic_dir(out) as tmp:
+    with _write_failures(out), atomic_dir(out) as tmp:
         for name, s in splits.items():
             d, arrays = tmp / name, {}
             d.mkdir()
@@ -151,6 +152,21 @@ def write_dataset(out: str | Path, *, vocab: Vocab, seq_len: int, types: list[st
         (tmp / "counts.json").write_text(json.dumps(counts, indent=1) + "\n")
         (tmp / "meta.json").write_text(json.dumps(full_meta, indent=1) + "\n")
     return out
+
+
+@contextlib.contextmanager
+def _write_failures(out: Path):
+    """A dataset write that the file system refuses as one message naming the folder. numpy
+    reports a write cut short by a full disk as an OSError without an errno ("N requested and
+    M written"), which would otherwise end the build in a traceback. atomic_dir has removed
+    its temporary folder by then, so nothing half-written is left."""
+    try:
+        yield
+    except OSError as e:
+        why = e.strerror or f"{e}: is the disk full?"
+        raise PtrmError(f"{out}: cannot write the dataset ({why})",
+                        hint="nothing was written there (an earlier build in it is unchanged); "
+                             "free some space or choose a folder you can write") from None
 
 
 def load_dataset(path: str | Path, *, splits: list[str] | None = None,

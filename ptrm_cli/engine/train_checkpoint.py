@@ -24,6 +24,7 @@ import json
 import os
 import re
 import shutil
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,8 +34,8 @@ import torch.distributed as dist
 from torch import Tensor
 
 from ..errors import PtrmError
-from .checkpoint import CONFIG as CKPT_CONFIG, WEIGHTS as CKPT_WEIGHTS, merge_trained_on, \
-    read_weights, save_checkpoint
+from .checkpoint import CONFIG as CKPT_CONFIG, WEIGHTS as CKPT_WEIGHTS, CheckpointError, \
+    merge_trained_on, read_weights, save_checkpoint, write_failures
 from .data import Dataset
 from .model import TRMConfig
 from .train_dist import check_replicas, gather_to_main
@@ -71,9 +72,12 @@ def save(tr: Trainer, reason: str = "") -> Path:
             meta["trained_on"] = seen
         # ARC datasets name their puzzle-embedding rows: the checkpoint keeps the names, so
         # `ptrm solve --task` finds a task's views without the dataset at hand
-        save_checkpoint(path, model, tr.dataset.vocab, meta,
-                        write_extra=lambda tmp: write_train_state(tr, tmp, carry, window),
-                        identifiers=tr.dataset.meta.get("identifiers"))
+        try:
+            save_checkpoint(path, model, tr.dataset.vocab, meta,
+                            write_extra=lambda tmp: write_train_state(tr, tmp, carry, window),
+                            identifiers=tr.dataset.meta.get("identifiers"))
+        except CheckpointError as e:
+            raise CheckpointError(str(e), hint=_after_failed_write(tr.ckpt_dir)) from None
         _point(tr.ckpt_dir / "last", path.name)
         if tr.best is not None and tr.best["step"] == tr.step:
             _point(tr.ckpt_dir / "best", path.name)
@@ -81,6 +85,16 @@ def save(tr: Trainer, reason: str = "") -> Path:
     if tr.dist.on:
         dist.barrier()
     return path
+
+
+def _after_failed_write(ckpt_dir: Path) -> str:
+    """What a run stopped by a checkpoint it could not write can go on from: the checkpoints
+    before it are whole (each is written aside and renamed into place)."""
+    found = checkpoints(ckpt_dir)
+    since = (f"its newest checkpoint, {found[-1][1].name}, is whole" if found else
+             "it has no checkpoint yet")
+    return (f"the run stopped; {since}: free some space (or set checkpoint.keep lower), then "
+            + ("run the same command with --resume" if found else "run the same command again"))
 
 
 def write_train_state(tr: Trainer, folder: Path, slots: dict | None,
@@ -169,28 +183,62 @@ def clean_stale_tmp(ckpt_dir: Path) -> None:
 
 def checkpoints(ckpt_dir: Path) -> list[tuple[int, Path]]:
     """Complete checkpoints of this run, oldest first."""
-    found = []
-    if ckpt_dir.is_dir():
-        for d in ckpt_dir.iterdir():
-            m = re.fullmatch(r"step_(\d+)", d.name)
-            if m and d.is_dir() and not d.is_symlink() and _complete(d):
-                found.append((int(m.group(1)), d))
-    return sorted(found)
+    return [(n, d) for n, d in step_folders(ckpt_dir) if _complete(d)]
 
 
 def latest_checkpoint(ckpt_dir: Path) -> Path:
+    found = checkpoints(ckpt_dir)
+    _refuse_incomplete_newest(ckpt_dir, found)
     last = ckpt_dir / "last"
     if last.is_symlink() and last.resolve().is_dir() and _complete(last.resolve()):
         return last.resolve()
-    found = checkpoints(ckpt_dir)   # `last` lost (copied without links) or never written
-    if not found:
+    if not found:                   # `last` lost (copied without links) or never written
         raise PtrmError(f"nothing to resume: {ckpt_dir} has no complete checkpoint",
                         hint="start without --resume")
     return found[-1][1]
 
 
+def _refuse_incomplete_newest(ckpt_dir: Path, found: list[tuple[int, Path]]) -> None:
+    """A step_<N> folder newer than every complete checkpoint has lost files (ptrm writes
+    them whole: a copy or a clean-up cut it short). Resuming from an older one would train
+    up to step N and then fail, refusing to replace a folder that is not a checkpoint: say
+    so before any work is done."""
+    newest = found[-1][0] if found else -1
+    cut = [(n, d) for n, d in step_folders(ckpt_dir) if n > newest]
+    if not cut:
+        return
+    step, d = cut[-1]
+    why = f"{d} has no {', '.join(_missing(d))}"
+    if not found:
+        raise PtrmError(f"nothing to resume: {ckpt_dir} has no complete checkpoint ({why})",
+                        hint="start without --resume in another run_dir")
+    raise PtrmError(f"{why}: an incomplete checkpoint, newer than the last complete one "
+                    f"({found[-1][1].name}); a resume would reach step {step} and fail to "
+                    f"replace it",
+                    hint=f"remove {' and '.join(str(p) for _, p in cut)} to continue from "
+                         f"{found[-1][1].name}")
+
+
+def step_folders(ckpt_dir: Path) -> list[tuple[int, Path]]:
+    """Every step_<N> folder, complete or not, oldest first: a run writes each N once."""
+    found = []
+    if ckpt_dir.is_dir():
+        for d in ckpt_dir.iterdir():
+            m = re.fullmatch(r"step_(\d+)", d.name)
+            if m and d.is_dir() and not d.is_symlink():
+                found.append((int(m.group(1)), d))
+    return sorted(found)
+
+
+_NEEDED = (CKPT_CONFIG, CKPT_WEIGHTS, "train_state.json")
+
+
+def _missing(d: Path) -> list[str]:
+    return [f for f in _NEEDED if not (d / f).exists()]
+
+
 def _complete(d: Path) -> bool:
-    return all((d / f).exists() for f in (CKPT_CONFIG, CKPT_WEIGHTS, "train_state.json"))
+    return not _missing(d)
 
 
 # -- reading -------------------------------------------------------------------------------------
@@ -312,6 +360,10 @@ def restore(tr: Trainer, path: Path, *, exact: bool) -> None:
                             "state, so it cannot be resumed exactly",
                             hint="resume with --set resume.weights_only=true (a warm "
                                  "start: fresh optimizer moments)")
+        if tr.dist.main and (said := _settings_changed(state.get("config"),
+                                                       tr.resolved_dict())):
+            print(f"note: resuming with settings changed since {path.name}: {said}",
+                  file=sys.stderr)
         tr.opt.load_moments(moments, state["optimizer"]["step"], tr.param_names)
         tr.load_slots(slots)
         _set_rng(state.get("rng") or {})
@@ -322,6 +374,22 @@ def restore(tr: Trainer, path: Path, *, exact: bool) -> None:
         tr.rewarm_from = tr.step                        # fresh moments: optional re-warm-up
     if not changed:
         tr.stream.load_state(state["stream"])
+
+
+def _settings_changed(was: dict | None, now: dict) -> str:
+    """"train.lr 0.003 -> 0.001, ..." for the config keys an exact resume lets change (the
+    ones it may not are refused above): a resumed run says what it no longer does as the
+    run it continues did, instead of changing the lr or the length silently."""
+    def flat(d, prefix=""):
+        return {k2: v2 for k, v in d.items()
+                for k2, v2 in (flat(v, f"{prefix}{k}.").items() if isinstance(v, dict)
+                               else [(prefix + k, v)])}
+
+    if not isinstance(was, dict):
+        return ""
+    a, b = flat(was), flat(now)
+    return ", ".join(f"{k} {a.get(k)!r} -> {b.get(k)!r}" for k in sorted(a.keys() | b.keys())
+                     if a.get(k) != b.get(k))
 
 
 def write_lean(src: str | Path, dst: str | Path, dtype: torch.dtype = torch.bfloat16) -> Path:
@@ -340,7 +408,7 @@ def write_lean(src: str | Path, dst: str | Path, dtype: torch.dtype = torch.bflo
         meta = f.metadata()
         weights = {k: f.get_tensor(k) for k in f.keys()}
     weights = {k: w.to(dtype) if w.is_floating_point() else w for k, w in weights.items()}
-    with atomic_dir(dst) as tmp:
+    with write_failures(dst), atomic_dir(dst) as tmp:
         save_file(weights, str(tmp / CKPT_WEIGHTS), metadata=meta)
         for name in (CKPT_CONFIG, "train_state.json"):
             if name == CKPT_CONFIG or (src / name).exists():

@@ -219,7 +219,8 @@ class Trainer:
             train_checkpoint.restore(self, train_checkpoint.latest_checkpoint(self.ckpt_dir),
                                      exact=not cfg.resume.weights_only)
         else:
-            if train_checkpoint.checkpoints(self.ckpt_dir):
+            # incomplete step_<N> folders count too: a new run would reach step N and fail
+            if train_checkpoint.step_folders(self.ckpt_dir):
                 raise PtrmError(f"{self.run_dir} already has checkpoints",
                                 hint="pass --resume to continue it, or choose another run_dir")
             if cfg.resume.init_from:

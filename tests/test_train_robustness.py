@@ -1,0 +1,105 @@
+"""Training runs against a hostile file system: checkpoints that cannot be written, run
+folders whose newest checkpoint lost files. Each is one message before or instead of a
+traceback, and what was saved before stays usable."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from ptrm_cli.engine.sudoku4 import write_sudoku4
+from ptrm_cli.engine.train import train
+from ptrm_cli.errors import PtrmError
+
+from test_train import assert_same_state, config, final_state
+
+
+@pytest.fixture(scope="module")
+def sudoku4(tmp_path_factory) -> Path:
+    return write_sudoku4(tmp_path_factory.mktemp("data") / "sudoku4")
+
+
+@pytest.fixture(scope="module")
+def reference_run(sudoku4, tmp_path_factory):
+    """12 uninterrupted steps; checkpoints at 4, 6 (eval), 8, 12."""
+    run = tmp_path_factory.mktemp("ref") / "run"
+    train(None, base=config(run, sudoku4))
+    return run
+
+
+def test_a_full_disk_at_a_checkpoint_is_one_message_and_the_run_resumes(
+        sudoku4, reference_run, tmp_path, monkeypatch):
+    """safetensors reports a failed write as a SafetensorError (not an OSError): a full disk
+    ended training in a traceback. Now one message, saying which checkpoint is whole."""
+    import safetensors.torch
+    from safetensors import SafetensorError
+
+    run = tmp_path / "run"
+    real = safetensors.torch.save_file
+
+    def full_at_step_8(tensors, filename, metadata=None):
+        if ".step_8." in filename:
+            raise SafetensorError("Error while serializing: I/O error: No space left on "
+                                  "device (os error 28)")
+        return real(tensors, filename, metadata=metadata)
+
+    monkeypatch.setattr(safetensors.torch, "save_file", full_at_step_8)
+    with pytest.raises(PtrmError, match=r"step_8: cannot write the checkpoint \(.*No space") as e:
+        train(None, base=config(run, sudoku4))
+    assert "step_6, is whole" in e.value.hint and "--resume" in e.value.hint
+    ckpts = run / "checkpoints"
+    assert not (ckpts / "step_8").exists() and not list(ckpts.glob(".step_8*"))
+    monkeypatch.setattr(safetensors.torch, "save_file", real)
+    assert train(None, base=config(run, sudoku4), resume=True)["step"] == 12
+    assert_same_state(final_state(run), final_state(reference_run))
+
+
+def _log_lines(run: Path) -> int:
+    return len((run / "log.jsonl").read_text().splitlines())
+
+
+def test_a_newest_checkpoint_that_lost_a_file_is_refused_before_any_update(
+        sudoku4, reference_run, tmp_path):
+    """--resume fell back to the newest complete checkpoint (step_8), trained to step 12 and
+    then failed to replace the damaged step_12: the work was lost. Now it is refused at once,
+    naming the file missing and what to remove."""
+    run = tmp_path / "run"
+    shutil.copytree(reference_run, run, symlinks=True)
+    (run / "checkpoints" / "step_12" / "config.json").unlink()
+    lines = _log_lines(run)
+    longer = config(run, sudoku4, train={"max_steps": 14})
+    with pytest.raises(PtrmError, match=r"step_12 has no config\.json: an incomplete") as e:
+        train(None, base=longer, resume=True)
+    assert e.value.hint.endswith("step_12 to continue from step_8")
+    assert _log_lines(run) == lines                   # refused before the run began
+    shutil.rmtree(run / "checkpoints" / "step_12")    # what the hint says
+    assert train(None, base=longer, resume=True)["step"] == 14
+
+
+def test_a_run_folder_with_only_incomplete_checkpoints(sudoku4, reference_run, tmp_path):
+    """Neither a resume (nothing complete) nor a new run (it would reach the old step_<N>
+    folders and fail there) goes on in it."""
+    run = tmp_path / "run"
+    shutil.copytree(reference_run, run, symlinks=True)
+    for d in (run / "checkpoints").glob("step_*"):
+        (d / "train_state.json").unlink()
+    with pytest.raises(PtrmError, match=r"nothing to resume: .* \(.*has no train_state\.json\)"):
+        train(None, base=config(run, sudoku4), resume=True)
+    with pytest.raises(PtrmError, match="already has checkpoints"):
+        train(None, base=config(run, sudoku4))
+    assert json.loads((run / "log.jsonl").read_text().splitlines()[-1])["event"] == "end"
+
+
+def test_a_resume_names_the_settings_that_changed(sudoku4, reference_run, tmp_path, capsys):
+    """An exact resume may change the lr or the length; it did so without a word."""
+    run = tmp_path / "run"
+    shutil.copytree(reference_run, run, symlinks=True)
+    capsys.readouterr()
+    doc = config(run, sudoku4, train={"max_steps": 13, "lr": 1e-3})
+    assert train(None, base=doc, resume=True)["step"] == 13
+    note = next(line for line in capsys.readouterr().err.splitlines() if "note:" in line)
+    assert "since step_12: " in note and "train.lr 0.003 -> 0.001" in note
+    assert "train.max_steps 12 -> 13" in note and "seed" not in note
