@@ -25,7 +25,8 @@ from pathlib import Path
 import numpy as np
 
 from .errors import PtrmError
-from .eval_resume import setting_text
+from .eval_resume import FORMAT as PARTIAL_FORMAT, NAME as PARTIAL, refuse_unfinished, \
+    setting_text
 from .evaluate import FORMAT, METRICS, ptrm_entry, report_file
 
 # what must agree for runs to belong to one evaluation
@@ -38,10 +39,13 @@ def load_report(path: Path) -> dict:
     try:
         report = json.loads(file.read_text())
     except FileNotFoundError:
+        refuse_unfinished(file.parent / PARTIAL, "merge")
         raise PtrmError(f"{file}: no such report (a report.json, or the folder holding "
                         "one)") from None
     except (OSError, ValueError) as e:
         raise PtrmError(f"{file}: not a readable report.json ({e})") from None
+    if isinstance(report, dict) and report.get("format") == PARTIAL_FORMAT:
+        refuse_unfinished(file, "merge")
     if not isinstance(report, dict) or report.get("format") != FORMAT:
         raise PtrmError(f"{file}: not a `ptrm eval` report (format {FORMAT!r} expected; "
                         "ARC reports do not merge)")

@@ -84,6 +84,17 @@ def finished_runs(path: Path, fingerprint: dict) -> int:
         return 0
 
 
+def refuse_unfinished(partial: Path, then: str) -> None:
+    """The runs an interrupted evaluation saved (its partial.json) are no report: `--merge`
+    and `--sigma-from` given its folder said only that report.json was missing, not that the
+    evaluation is finished with --resume. `then`: what to do with the report afterwards."""
+    if partial.is_file():
+        raise PtrmError(f"{partial.parent}: an interrupted evaluation (its finished runs in "
+                        f"{partial.name}), not a report",
+                        hint="finish it first: the same `ptrm eval` command with --resume "
+                             f"and -o {partial.parent}; then {then} its report.json")
+
+
 def setting_text(value) -> str:
     """A setting in an error message (also `--merge`'s): None (--halt not given, say) reads as
     "not set"."""

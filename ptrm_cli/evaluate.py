@@ -32,7 +32,8 @@ import torch
 
 from .engine.sampler import PERTURB
 from .errors import PtrmError
-from .eval_resume import SavedRuns, weights_sha256
+from .eval_resume import FORMAT as PARTIAL_FORMAT, NAME as PARTIAL, SavedRuns, \
+    refuse_unfinished, weights_sha256
 from .eval_sets import EvalSet
 from .solver import LoadedModel, valid_matrix
 
@@ -45,6 +46,8 @@ WIDTH_KS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
 #: how the width curve and Q over steps judge a rollout: the rules, as the tables first do
 #: (reports before 2026-11-27 judged them by label match, and say nothing)
 CURVE_JUDGE = "rules"
+#: how a σ sweep is ranked: --sigma-from's choice, the σ-sweep table and sigma_sweep.png
+SWEEP_JUDGE = "rules"
 
 
 # -- scoring ---------------------------------------------------------------------------------
@@ -71,7 +74,7 @@ def report_file(path: Path) -> Path:
     return path / "report.json" if path.is_dir() else path
 
 
-def sigma_from_report(path: Path, judge: str = "rules", option: str = "--sigma-from") \
+def sigma_from_report(path: Path, judge: str = SWEEP_JUDGE, option: str = "--sigma-from") \
         -> SigmaChoice:
     """The noise scale a validation sweep chose: the sigma of `path` (a report.json of `ptrm
     eval` with several sigmas, or its folder) with the highest aggregate best-Q@K, ties to the
@@ -91,6 +94,8 @@ def sigma_from_report(path: Path, judge: str = "rules", option: str = "--sigma-f
                             "pairs), not a σ sweep of puzzles",
                             hint="choose σ for an ARC model by running `ptrm eval --data DIR "
                                  "--sigma S` for each σ and comparing their pass@K")
+        if isinstance(report, dict) and report.get("format") == PARTIAL_FORMAT:
+            refuse_unfinished(file, f"give {option}")
         runs = report["ptrm"]
         split = report["split"]["name"]
         scored = [(number(r["summary"]["aggregate"][judge]["best_q"]["mean"]),
@@ -100,6 +105,8 @@ def sigma_from_report(path: Path, judge: str = "rules", option: str = "--sigma-f
         if perturb not in PERTURB:
             raise ValueError(perturb)
     except OSError as e:
+        if isinstance(e, FileNotFoundError):
+            refuse_unfinished(file.parent / PARTIAL, f"give {option}")
         raise PtrmError(f"{option} {path}: cannot read {file} ({e.strerror or e})") \
             from None
     except (ValueError, KeyError, TypeError, AttributeError):  # settings not a mapping too
@@ -599,13 +606,16 @@ def tables(report: dict):
                   *[ci(agg[judge][m]["wilson"]) for m in METRICS], style="dim")
         out.append(t)
     if len(report["ptrm"]) > 1:
-        t = Table(title=f"σ sweep{on}: aggregate % correct by label match",
+        # by the rules, as sigma_sweep.png and --sigma-from judge a sweep: a table by label
+        # match showed another ranking of σ than the one --sigma-from then took
+        by = {"rules": "rules verifier", "label": "label match"}[SWEEP_JUDGE]
+        t = Table(title=f"σ sweep{on}: aggregate % correct by {by}",
                   title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
         t.add_column("σ", justify="right")
         for m in METRICS:
             t.add_column(heads[m], justify="right")
         for r in report["ptrm"]:
-            a = r["summary"]["aggregate"]["label"]
+            a = r["summary"]["aggregate"][SWEEP_JUDGE]
             t.add_row(f"{r['sigma']:g}", *[ms(a[m]) for m in METRICS])
         out.append(t)
     price = report.get("usd_per_h100_hour")

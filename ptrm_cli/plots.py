@@ -43,7 +43,15 @@ def _figure(w=6.0, h=4.0, ncols=1):
 
 def _title(report: dict, what: str) -> str:
     s = report["settings"]
-    return f"{what} · {report['split']['name']} (n={report['split']['n']}), D={s['D']}"
+    return f"{what} · {report['split']['name']} (n={report['split']['n']}), D={s['D']}" \
+        f"{_halted(report)}"
+
+
+def _halted(report: dict) -> str:
+    """How answers were taken under --halt, as the tables' titles say it: a halted curve read
+    as one at the last step would credit step D with answers found earlier."""
+    halt = report["settings"].get("halt")
+    return "" if halt is None else f", halted at sigmoid(Q) > {halt:g}"
 
 
 def _on(report: dict) -> str:
@@ -130,7 +138,7 @@ def q_steps(report: dict, path: Path) -> Path:
     ax.set_ylim(-0.02, 1.02)
     by = "the rules" if qs.get("judge") == "rules" else "label"
     ax.set_title(f"Q over steps (σ={qs['sigma']:g}{_on(report)}, seed {qs['seed']}): rollouts "
-                 f"ending correct vs incorrect by {by}", fontsize=9)
+                 f"ending correct vs incorrect by {by}{_halted(report)}", fontsize=9)
     ax2.set_ylim(-2, 102)
     ax2.set_xlabel("supervision step")
     ax2.set_ylabel("% cells correct")

@@ -437,6 +437,10 @@ def test_bench_types_picks_puzzles_of_the_split():
     assert r.exit_code == 2 and "hitorii" in r.output and "Traceback" not in r.output
     r = CliRunner().invoke(app, [*BENCH, "--split", "random", "--types", "sudoku"])
     assert r.exit_code == 2 and "--split random has none" in r.output
+    # --split auto (the default) too: it fell back to random tokens, exit 0, timing none of
+    # the puzzles asked for and judging nothing
+    r = CliRunner().invoke(app, [*BENCH, "--types", "hitorii"])
+    assert r.exit_code == 2 and "hitorii" in r.output and "random inputs" not in r.output
     with pytest.raises(SystemExit) as e:  # argparse's own usage error, as typer's
         benchmark.main(["--model", "tiny", "--split", "golden", "--types", ",", "--device",
                         "cpu"])

@@ -214,6 +214,30 @@ def test_eval_tables(ckpt, dataset, tmp_path):
     assert not (tmp_path / "o" / "width_scaling.png").exists()
 
 
+def test_sigma_sweep_table_ranks_by_the_rules_as_sigma_from_does(report):
+    """The σ-sweep table showed label match while sigma_sweep.png and --sigma-from rank σ by
+    the rules: a sweep whose σ differ only by the rules read as a tie in the table, and
+    --sigma-from then took a σ the table gave no reason for."""
+    import copy
+
+    from rich.console import Console
+
+    rep = copy.deepcopy(report[0])
+    assert len(rep["ptrm"]) == 2
+    for entry, rules in zip(rep["ptrm"], (0.25, 0.75)):  # label: a tie; the rules: 0.5 wins
+        agg = entry["summary"]["aggregate"]
+        for m in evaluate.METRICS:
+            agg["label"][m]["mean"], agg["rules"][m]["mean"] = 0.0, rules
+    console = Console(width=200, record=True)
+    for table in evaluate.tables(rep):
+        console.print(table)
+    text = console.export_text()
+    sweep = text[text.index("σ sweep"):text.index("compute per puzzle")]
+    assert "by rules verifier" in sweep.splitlines()[0]
+    rows = [line.split() for line in sweep.splitlines() if line.split()[:1] in (["0"], ["0.5"])]
+    assert [row[:3] for row in rows] == [["0", "25.0", "25.0"], ["0.5", "75.0", "75.0"]]
+
+
 def test_eval_dataset_folder_picks_val_and_one_sigma_skips_the_sweep_plot(ckpt, dataset, tmp_path):
     r = ptrm("eval", "--split", dataset, "-c", ckpt, "--K", 2, "--D", 1, "--seeds", 1,
              "--det-D", 1, "--limit", 3, "--out", tmp_path, "--json")
@@ -593,6 +617,40 @@ def test_interrupted_eval_resumes_with_only_the_missing_runs(report, ckpt, datas
     resumed = json.loads((out / "report.json").read_text())
     for key in ("ptrm", "deterministic", "width_curve", "q_steps", "split"):
         _close(_strip_times(resumed[key]), _strip_times(whole[key]), key)
+
+
+def test_an_out_that_cannot_take_the_report_is_refused_before_the_puzzles_load(
+        ckpt, dataset, tmp_path, monkeypatch):
+    """A file as --out, or a folder another evaluation is writing, was refused only after the
+    split was read and encoded: half a minute for a 49k-line sudoku list."""
+    from ptrm_cli.atomic import exclusive
+
+    def no_reading(*args, **kw):
+        raise AssertionError("the split was read before --out was checked")
+
+    monkeypatch.setattr(eval_sets, "resolve_split", no_reading)
+    args = ("eval", "--split", "val", "--data", dataset, "-c", ckpt, "--K", 2, "--D", 1)
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    bad(*args, "-o", afile, match=f"--out {afile} is a file")
+    with exclusive(tmp_path / "busy", "test"):
+        bad(*args, "-o", tmp_path / "busy", match="another ptrm job is writing it")
+
+
+def test_merge_or_sigma_from_of_an_interrupted_job_says_to_finish_it(report, ckpt, dataset, tmp_path,
+                                                     monkeypatch):
+    """A seed job cut short (its partial.json, no report.json) given to --merge: the error
+    named a missing report.json, or the partial file's format, not what to do."""
+    _, whole = report
+    out = tmp_path / "cut"
+    _interrupted_eval(monkeypatch, ckpt, dataset, out)
+    for given in (out, out / "partial.json", out / "report.json"):
+        r = bad("eval", "--merge", whole, "--merge", given, match="an interrupted evaluation")
+        assert "--resume" in r.output
+        # a sweep cut short, given to --sigma-from, the same (it said "cannot read")
+        r = bad("eval", "--split", "val", "--data", dataset, "-c", ckpt, "--sigma-from", given,
+                "-o", tmp_path / "from", match="an interrupted evaluation")
+        assert "--resume" in r.output
 
 
 def test_resume_reruns_a_run_whose_curve_was_judged_by_label(report, ckpt, dataset, tmp_path,

@@ -202,3 +202,16 @@ def test_plot_titles_name_a_noise_target_other_than_z(tmp_path, monkeypatch):
     plots.sigma_sweep(rep, tmp_path / "s.png")
     plots.width_scaling(rep, tmp_path / "w.png")
     assert titles == ["σ sweep on y, K=100", "width scaling, σ=0.3 on y"]
+
+
+def test_plot_titles_say_the_answers_were_halted(tmp_path):
+    """--halt takes each answer at its first confident step: the tables' titles say so, the
+    plots said nothing, so a halted width curve read as one at the last step."""
+    from ptrm_cli import plots
+
+    report = {"settings": {"D": 16, "K": 100, "halt": 0.5}, "split": {"name": "val", "n": 5}}
+    assert plots._title(report, "σ sweep").endswith("D=16, halted at sigmoid(Q) > 0.5")
+    report["settings"]["halt"] = None
+    assert plots._title(report, "σ sweep").endswith("D=16")
+    del report["settings"]["halt"]  # reports from before --halt
+    assert plots._title(report, "σ sweep").endswith("D=16")

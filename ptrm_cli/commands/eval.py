@@ -194,6 +194,8 @@ def evaluate(
     # every rank leaves the group together at the end (see distributed.teardown)
     with distributed.group(resolve_device(device)) as device, ExitStack() as hold:
         main = distributed.is_main()
+        if out is not None:  # given: refused or claimed before the model and puzzles load
+            _claim_out(out, sigma_from, hold, main=main)
         budget = solver.parse_memory(memory)
         arc = data is not None and _is_arc(Path(data).expanduser())
         if identifiers is not None and not arc:
@@ -238,12 +240,9 @@ def evaluate(
         # halting records every step of the baselines too: the deepest one sizes their chunks
         settings.det_chunk_rows = solver.plan_chunk_rows(
             loaded.config, 1, max(settings.det_D), budget, record_steps=halt is not None)
-        out = out or Path(f"eval_{Path(evset.name).name}")
-        _check_out(out)  # before any work, not when the first run saves
-        if sigma_from is not None:
-            _refuse_own_sweep(out, sigma_from)
-        if main:  # one evaluation per folder: two would overwrite each other's partial.json
-            hold.enter_context(exclusive(out, "eval --out"))
+        if out is None:  # the default is named after the split, known only now
+            out = Path(f"eval_{Path(evset.name).name}")
+            _claim_out(out, sigma_from, hold, main=main)
         saved = _saved_runs(out, loaded, evset, settings, resume=resume, write=main)
 
         if not main:  # other ranks of a torchrun launch: compute their share, print nothing
@@ -336,6 +335,17 @@ def _saved_runs(out: Path, loaded, evset, settings, *, resume: bool, write: bool
                           "finished evaluation: this one replaces it (and its plots)",
                           highlight=False, soft_wrap=True)
     return saved
+
+
+def _claim_out(out: Path, sigma_from: Path | None, hold: ExitStack, *, main: bool) -> None:
+    """Refuse an --out that cannot take the report, and lock it for this evaluation: before
+    any work (reading a 49k-line source file took half a minute before a file given as --out,
+    or a folder another evaluation was writing, was refused)."""
+    _check_out(out)
+    if sigma_from is not None:
+        _refuse_own_sweep(out, sigma_from)
+    if main:  # one evaluation per folder: two would overwrite each other's partial.json
+        hold.enter_context(exclusive(out, "eval --out"))
 
 
 def _check_out(out: Path) -> None:
