@@ -417,12 +417,9 @@ def _interrupt(signum, frame):
 def _relaunch(nproc: int, argv: list[str]) -> int:
     """This module again in nproc processes, through the launcher `ptrm bench --gpus` uses
     (NVLink multicast off, a failing rank's own exit status; engine/launch.py)."""
-    import subprocess
-
     from .engine import distributed, launch
 
-    return subprocess.call(launch.command(nproc, "ptrm_cli.benchmark",
-                                          distributed.strip_gpus(argv)), env=launch.env())
+    return launch.run(nproc, "ptrm_cli.benchmark", distributed.strip_gpus(argv))
 
 
 if __name__ == "__main__":

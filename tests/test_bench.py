@@ -336,10 +336,10 @@ def test_python_m_benchmark_relaunches_through_the_ptrm_launcher(monkeypatch, ca
     """--gpus N ran torch.distributed.run itself: without NVLink multicast off (our GPU hosts
     need it) and with torchrun's ChildFailedError for a rank's user error; a bad option was
     said by every rank after the launch."""
-    import subprocess
+    from ptrm_cli.engine import launch
 
     calls = []
-    monkeypatch.setattr(subprocess, "call", lambda cmd, env=None: calls.append((cmd, env)) or 0)
+    monkeypatch.setattr(launch, "supervise", lambda cmd, env: calls.append((cmd, env)) or 0)
     args = [*BENCH[1:], "--split", "random", "--gpus", "2"]
     assert benchmark.main(args) == 0
     (cmd, env), = calls

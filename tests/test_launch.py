@@ -77,3 +77,61 @@ def test_a_plain_torchrun_launch_gets_nvlink_multicast_off(monkeypatch):
     assert distributed.setup("cpu") == "cpu"
     assert os.environ["TORCH_SYMM_MEM_DISABLE_MULTICAST"] == "1"
     assert os.environ["NCCL_NVLS_ENABLE"] == "1"
+
+
+# a stand-in for the launcher: notes its pid, then each signal it gets, and exits 130 on one
+_CHILD = """
+import os, signal, sys, time
+from pathlib import Path
+log = Path(sys.argv[1])
+def on(signum, frame):
+    with log.open("a") as f:
+        f.write(signal.Signals(signum).name + "\\n")
+    sys.exit(130)
+signal.signal(signal.SIGTERM, on)
+signal.signal(signal.SIGINT, on)
+log.write_text(f"pid {os.getpid()}\\n")
+time.sleep(60)
+"""
+
+# what `ptrm eval --gpus 2` is while it waits: app.py's SIGTERM -> KeyboardInterrupt, then
+# supervise(the launcher)
+_PARENT = """
+import signal, sys
+from ptrm_cli.engine import launch
+def interrupt(signum, frame):
+    raise KeyboardInterrupt
+signal.signal(signal.SIGTERM, interrupt)
+sys.exit(launch.supervise([sys.executable, "-c", sys.argv[1], sys.argv[2]], {}))
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_a_signal_to_the_ptrm_process_reaches_the_launcher_once(tmp_path):
+    """A scheduler's SIGTERM reaches `ptrm eval --gpus N` only: subprocess.call SIGKILLed the
+    launcher and its ranks ran on, orphaned, holding the cards and the --out lock. Now the
+    launcher gets the signal (once: it runs in its own session, so a terminal's Ctrl-C cannot
+    reach it twice), ends by it, and its status is the command's."""
+    import signal
+    import time
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        log = tmp_path / f"{sig.name}.log"
+        parent = subprocess.Popen([sys.executable, "-c", _PARENT, _CHILD, str(log)],
+                                  env={**os.environ, "PYTHONPATH": str(REPO)})
+        deadline = time.monotonic() + 60
+        while not log.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        child = int(log.read_text().split()[1])
+        parent.send_signal(sig)
+        assert parent.wait(timeout=30) == 130
+        assert log.read_text().splitlines()[1:] == [sig.name]  # forwarded, once
+        time.sleep(0.2)
+        assert not _alive(child) or Path(f"/proc/{child}/stat").read_text().split()[2] == "Z"

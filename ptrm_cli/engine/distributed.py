@@ -17,7 +17,6 @@ that no rank leaves while a peer still talks to it; `group(device)` wraps a bloc
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from contextlib import contextmanager
 
@@ -200,8 +199,7 @@ def relaunch(nproc: int, argv: list[str] | None = None) -> int:
     without its --gpus option) and return the launch's exit status."""
     from . import launch
 
-    args = strip_gpus(sys.argv[1:] if argv is None else argv)
-    return subprocess.call(launch.command(nproc, "ptrm_cli.app", args), env=launch.env())
+    return launch.run(nproc, "ptrm_cli.app", strip_gpus(sys.argv[1:] if argv is None else argv))
 
 
 def strip_gpus(args: list[str]) -> list[str]:

@@ -28,6 +28,39 @@ def env() -> dict[str, str]:
     return {"OMP_NUM_THREADS": "1", **os.environ, **DIST_ENV}
 
 
+def run(nproc: int, module: str, args: list[str]) -> int:
+    """Run `python -m MODULE ARGS` in NPROC processes through this launcher and return its
+    exit status: what `--gpus N` does (ptrm eval, ptrm bench, python -m ptrm_cli.benchmark)."""
+    return supervise(command(nproc, module, args), env())
+
+
+def supervise(cmd: list[str], environ: dict[str, str]) -> int:
+    """Run the launcher `cmd` and return its status, passing on each SIGINT and SIGTERM this
+    process receives, once.
+
+    A scheduler's SIGTERM reaches this process only; `subprocess.call` answered it by
+    SIGKILLing the launcher, whose ranks then ran on, orphaned, holding the cards and the
+    --out lock. The launcher runs in its own session instead, so a Ctrl-C at the terminal
+    reaches it only through here too: one signal each time (torchrun's agent forwards it to
+    the ranks, which keep what they finished and exit 130; a second Ctrl-C aborts, as for a
+    single process)."""
+    import signal
+    import subprocess
+
+    p = subprocess.Popen(cmd, env=environ, start_new_session=True)
+
+    def forward(signum, frame):
+        if p.poll() is None:
+            p.send_signal(signum)
+
+    before = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        return p.wait()
+    finally:
+        for s, handler in before.items():
+            signal.signal(s, handler)
+
+
 def exit_status(failures: dict) -> int:
     """The status of the root cause: a rank that exited by itself (the agent then stops the
     others with SIGTERM, and they may die by it), the earliest such, rank 0 on a tie; a rank
