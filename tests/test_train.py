@@ -941,18 +941,15 @@ def test_an_empty_validation_split_is_no_evaluation(tmp_path, capsys):
 def test_gpus_passes_the_device_to_every_process(tmp_path, monkeypatch, given, passed):
     """`--gpus 4` used to drop --device, so a config saying `device: cpu` trained four CPU
     processes on a GPU machine (seen on 4 x H200, session 11)."""
-    import subprocess as sp
-
     import torch
     from typer.testing import CliRunner
 
     from ptrm_cli.app import app
-    from ptrm_cli.commands import train as train_cmd
+    from ptrm_cli.engine import launch
 
     launched = []
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 0 if passed == "cpu" else 4)
-    monkeypatch.setattr(train_cmd.subprocess, "run",
-                        lambda cmd, env: launched.append(cmd) or sp.CompletedProcess(cmd, 0))
+    monkeypatch.setattr(launch, "supervise", lambda cmd, env: launched.append(cmd) or 0)
     res = CliRunner().invoke(app, ["train", "cfg.yaml", "--gpus", "4", *given])
     assert res.exit_code == 0, res.output
     (cmd,) = launched

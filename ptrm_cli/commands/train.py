@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import subprocess
 
 import typer
 
@@ -124,10 +123,9 @@ def _launch_torchrun(gpus: int, config: str, sets: list[str], resume: bool,
         args += ["--init-from", init_from]
     cmd = launch.command(gpus, "ptrm_cli.engine.train", args)
     err_console.print(f"[dim]launching: {esc(' '.join(cmd))}[/]", highlight=False)
-    try:
-        return subprocess.run(cmd, env=launch.env()).returncode
-    except KeyboardInterrupt:  # torchrun forwards the signal; the ranks save and exit
-        return 130
+    # each Ctrl-C or SIGTERM is passed on to the launcher, which forwards it to the ranks:
+    # they save and exit 130 (a second Ctrl-C aborts without saving)
+    return launch.supervise(cmd, launch.env())
 
 
 def _summary(result: dict) -> None:
