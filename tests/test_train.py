@@ -456,6 +456,21 @@ def test_ctrl_c_saves_and_resumes_exactly(sudoku4, reference_run, tmp_path):
             {k: v for k, v in ref[r["step"]].items() if k in METRIC_KEYS}, r["step"]
 
 
+def test_ctrl_c_in_the_last_update_ends_the_run_as_finished(sudoku4, tmp_path):
+    """It raised Stop (exit 130, "continue with --resume") for a run with nothing left to
+    train, and log.jsonl got no `end` event."""
+    run = tmp_path / "run"
+
+    def ctrl_c_at_12(trainer):
+        if trainer.step == 12:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    result = train(None, base=config(run, sudoku4), on_step=ctrl_c_at_12)
+    assert result["step"] == 12 and result["checkpoint"].endswith("step_12")
+    assert [e["step"] for e in log_events(run, "end")] == [12]
+    assert not log_events(run, "interrupted")
+
+
 def test_ctrl_c_without_optimizer_state_says_to_resume_weights_only(sudoku4, tmp_path,
                                                                     monkeypatch):
     """The hint after Ctrl-C named a plain --resume, which then refused the checkpoint."""

@@ -514,7 +514,9 @@ class Trainer:
                 if evaluated or final or (every and self.step % every == 0):
                     self.save(reason="eval" if evaluated else "final" if final else "periodic")
                     rep.event("checkpoint", step=self.step, path=str(self._step_dir(self.step)))
-                if self._stop_requested():
+                # a signal in the last update stops nothing: the run is done, so it ends as
+                # one (its `end` event, exit 0), not with a --resume that has nothing to train
+                if not final and self._stop_requested():
                     if self._last_saved != self.step:
                         self.save(reason="interrupt")
                     rep.event("interrupted", step=self.step, path=str(self._step_dir(self.step)))
