@@ -471,6 +471,19 @@ def test_ctrl_c_in_the_last_update_ends_the_run_as_finished(sudoku4, tmp_path):
     assert not log_events(run, "interrupted")
 
 
+def test_an_ignored_sigint_stays_ignored(sudoku4, tmp_path):
+    """A script's background job (`ptrm train ... &`) starts with SIGINT ignored; the trainer
+    put its own handler in, so a Ctrl-C meant for the script's foreground stopped the run."""
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        result = train(None, base=config(tmp_path / "run", sudoku4),
+                       on_step=lambda t: t.step == 5 and os.kill(os.getpid(), signal.SIGINT))
+        assert result["step"] == 12
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN  # left as it was
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
 def test_ctrl_c_without_optimizer_state_says_to_resume_weights_only(sudoku4, tmp_path,
                                                                     monkeypatch):
     """The hint after Ctrl-C named a plain --resume, which then refused the checkpoint."""

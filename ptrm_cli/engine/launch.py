@@ -53,7 +53,8 @@ def supervise(cmd: list[str], environ: dict[str, str]) -> int:
         if p.poll() is None:
             p.send_signal(signum)
 
-    before = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM)}
+    before = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM)
+              if signal.getsignal(s) is not signal.SIG_IGN}  # a background job's stay ignored
     try:
         return p.wait()
     finally:

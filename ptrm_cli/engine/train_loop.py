@@ -548,7 +548,10 @@ class Trainer:
                 print(f"\n{signal.Signals(signum).name}: stopping after this step and saving "
                       "a checkpoint (Ctrl-C again to abort without saving)", file=sys.stderr)
 
-        return {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+        # a signal ignored when we start stays ignored: a script's background job (`ptrm train
+        # &`) ignores SIGINT, and a Ctrl-C meant for its foreground must not stop the run
+        return {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)
+                if signal.getsignal(s) is not signal.SIG_IGN}
 
     @staticmethod
     def _restore_signal_handlers(old) -> None:
