@@ -111,6 +111,13 @@ def refuse_file(out: str | os.PathLike, hint: str | None = None) -> None:
         raise PtrmError(f"--out {out} is a file", hint=hint)
 
 
+def write_problem(path: str | os.PathLike, e: OSError) -> str:
+    """Why `path` could not be written, said so that the user can act on it: a file standing
+    where a folder must be, else the system's reason (a full disk, no permission)."""
+    file = next((a for a in reversed(Path(path).parents) if a.exists() and not a.is_dir()), None)
+    return f"{file} is a file, not a folder" if file else e.strerror or str(e)
+
+
 @contextlib.contextmanager
 def exclusive(path: str | os.PathLike, what: str):
     """Hold the one writer's lock on `path` (a file or folder a job writes) for the block; a
@@ -127,9 +134,7 @@ def exclusive(path: str | os.PathLike, what: str):
         path.parent.mkdir(parents=True, exist_ok=True)
         f = open(lock, "a+")
     except OSError as e:
-        file = next((a for a in reversed(path.parents) if a.exists() and not a.is_dir()), None)
-        why = f"{file} is a file, not a folder" if file else e.strerror or str(e)
-        raise PtrmError(f"{path}: cannot write there ({why})",
+        raise PtrmError(f"{path}: cannot write there ({write_problem(path, e)})",
                         hint=f"give this {what} a path in a folder you can write") from None
     with f:
         try:

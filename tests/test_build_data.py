@@ -365,7 +365,7 @@ def test_interrupted_build_leaves_no_dataset(tmp_path, monkeypatch):
 
     out = tmp_path / "ds"
     monkeypatch.setattr(data_mod.np, "save", failing_save)
-    with pytest.raises(OSError, match="simulated"):
+    with pytest.raises(B.PtrmError, match="cannot write the dataset .disk full .simulated"):
         B.build([GOLDEN], out, opts())
     assert not out.exists()
     assert not any(tmp_path.iterdir())  # the temporary folder is gone too
@@ -375,7 +375,7 @@ def test_interrupted_build_leaves_no_dataset(tmp_path, monkeypatch):
     before = tree_bytes(out)
     calls["n"] = 0
     monkeypatch.setattr(data_mod.np, "save", failing_save)
-    with pytest.raises(OSError):
+    with pytest.raises(B.PtrmError, match="cannot write the dataset"):
         B.build([GOLDEN], out, opts(seed=5))
     assert tree_bytes(out) == before
 

@@ -33,7 +33,7 @@ from typing import Callable
 import torch
 
 from .. import __version__
-from ..atomic import atomic_dir, ordinary_modes
+from ..atomic import atomic_dir, ordinary_modes, write_problem
 from ..errors import PtrmError, VocabError
 from ..vocab import PAD, Vocab
 from .data import ANY_SIZE
@@ -144,7 +144,7 @@ def write_failures(path: Path):
     try:
         yield
     except (OSError, SafetensorError) as e:
-        why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+        why = write_problem(path, e) if isinstance(e, OSError) else str(e)
         raise CheckpointError(f"{path}: cannot write the checkpoint ({why})",
                               hint="nothing was written there; free some space or choose a "
                                    "folder you can write, then run again") from None

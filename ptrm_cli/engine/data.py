@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..atomic import atomic_dir, old_copy
+from ..atomic import atomic_dir, old_copy, write_problem
 from ..errors import PtrmError
 from ..vocab import Vocab
 
@@ -163,7 +163,7 @@ def _write_failures(out: Path):
     try:
         yield
     except OSError as e:
-        why = e.strerror or f"{e}: is the disk full?"
+        why = write_problem(out, e) if e.strerror or not str(e) else f"{e}: is the disk full?"
         raise PtrmError(f"{out}: cannot write the dataset ({why})",
                         hint="nothing was written there (an earlier build in it is unchanged); "
                              "free some space or choose a folder you can write") from None
