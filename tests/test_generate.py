@@ -454,7 +454,13 @@ def test_params_out_of_range_are_refused_up_front(installed_codec):
                                ("heyawake", {"numbered": 2.0}, "numbered=2: expected a number "
                                                                "from 0 to 1"),
                                ("shakashaka", {"symmetric": 2.0}, "symmetric=2: expected a "
-                                                                  "number from 0 to 1")):
+                                                                  "number from 0 to 1"),
+                               # a switch between 0 and 1 ran as on (sudoku: >= 0.5) or off,
+                               # tagged apart from 1 or 0: a file resumed only with it again
+                               ("sudoku", {"symmetric": 0.5}, "symmetric=0.5: expected 0 or 1"),
+                               ("lightup", {"symmetric": 0.3}, "symmetric=0.3: expected 0 or 1"),
+                               ("shakashaka", {"symmetric": 0.7}, "symmetric=0.7: expected "
+                                                                  "0 or 1")):
         with pytest.raises(PtrmError, match=match):
             get(name).check_params(Knobs(params=param))
     get("lightup").check_params(Knobs(params={"walls": 0.0, "repairs": 0.0}))
@@ -515,3 +521,42 @@ def test_an_interrupted_run_keeps_its_puzzles_and_says_how_many(installed_codec,
     summary = json.loads(res.stdout.splitlines()[0])
     assert summary["interrupted"] is True and summary["made"] == 1 and summary["n"] == 3
     assert "1 more puzzle(s) kept" in res.stderr and "interrupted" in res.stderr
+
+
+def test_knobs_a_type_cannot_use_are_refused_before_the_file_is_made(installed_codec, tmp_path):
+    """A maze min_path the grid has too few cells for was refused only by `make`, after --out
+    was created (an empty file left behind, the error raised inside a worker); nurikabe took
+    --max-clues and --no-minimal and changed nothing (every island needs its number) but the
+    knobs tag."""
+    from typer.testing import CliRunner
+
+    from ptrm_cli.app import app
+
+    for argv, message in ((["maze", "--size", "6x6"], "too few for a path longer than 110"),
+                          (["nurikabe", "--max-clues", "5"], "--max-clues do not apply"),
+                          (["nurikabe", "--no-minimal"], "--no-minimal do not apply")):
+        installed_codec(argv[0])
+        out = tmp_path / f"{argv[0]}.jsonl"
+        res = CliRunner().invoke(app, ["generate", *argv, "--n", "2", "--out", str(out),
+                                       "--workers", "2", "-q"])
+        assert res.exit_code == 2 and message in res.output, res.output
+        assert not out.exists(), argv
+
+
+def test_a_symlink_to_a_file_being_written_is_refused(installed_codec, tmp_path):
+    """The one-writer lock is taken beside the real file: through a symlink (another name,
+    another `.NAME.lock`) a second job wrote the same indices into the file again."""
+    from typer.testing import CliRunner
+
+    from ptrm_cli.app import app
+    from ptrm_cli.atomic import exclusive
+
+    installed_codec("lightup")
+    real = tmp_path / "l.jsonl"
+    real.touch()
+    (tmp_path / "link.jsonl").symlink_to(real)
+    with exclusive(real, "generate --out"):  # a first job writing the file under its own name
+        res = CliRunner().invoke(app, ["generate", "lightup", "--n", "1", "--size", "6x6",
+                                       "--out", str(tmp_path / "link.jsonl"), "-w", "1", "-q"])
+    assert res.exit_code == 2 and "another ptrm job is writing it" in res.output, res.output
+    assert real.read_text() == ""

@@ -130,9 +130,11 @@ def generate(
                                    "seed": seed, "n": n, "knobs": knobs.tag(), **summary,
                                    "interrupted": interrupted}))
 
-    # one job per file: a second one on it would interleave its lines with this one's
+    # one job per file: a second one on it would interleave its lines with this one's. The
+    # lock sits beside the file itself: through a symlink to it (another name) a second job
+    # took a lock of its own and wrote the same indices again
     try:
-        with exclusive(out, "generate --out"), progress:
+        with exclusive(os.path.realpath(out), "generate --out"), progress:
             summary = run(job, n, out, workers=workers, on_start=on_start, on_done=on_done)
     except Interrupted as e:
         report(e.summary, True)

@@ -101,6 +101,9 @@ class Generator(ABC):
     params: dict[str, tuple[float, str]] = {}
     #: the params that are fractions, chances or 0/1 switches: checked to lie in [0, 1]
     fractions: frozenset[str] = frozenset()
+    #: the params that are 0/1 switches: any other value is refused (0.5 read as "on", yet
+    #: tagged apart from 1, so a file made with it resumed only with 0.5 again)
+    switches: frozenset[str] = frozenset()
     #: raised when the same (seed, index, knobs) starts making other puzzles; records say it
     #: from 2 on ("version"), and a file is only ever completed by its own version
     version: int = 1
@@ -124,6 +127,9 @@ class Generator(ABC):
             if key in self.fractions and value > 1:
                 raise PtrmError(f"{self.name}: --param {key}={value:g}: expected a number "
                                 f"from 0 to 1 ({self.params[key][1]})")
+            if key in self.switches and value not in (0, 1):
+                raise PtrmError(f"{self.name}: --param {key}={value:g}: expected 0 or 1 "
+                                f"({self.params[key][1]})")
 
     def check_knobs(self, knobs: Knobs, rows: int, cols: int) -> None:
         """Refuse knobs that cannot work for this type at this size, before any work (none

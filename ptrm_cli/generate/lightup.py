@@ -69,6 +69,7 @@ class LightupGenerator(Generator):
               "symmetric": (1.0, "1 = walls symmetric under a half turn"),
               "repairs": (6.0, "extra walls allowed to make the full clue set unique")}
     fractions = frozenset({"symmetric"})
+    switches = frozenset({"symmetric"})
 
     def check_params(self, knobs: Knobs) -> None:
         super().check_params(knobs)

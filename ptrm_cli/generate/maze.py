@@ -251,6 +251,14 @@ def make_unique(free: np.ndarray, path: list[tuple[int, int]], s, g,
 
 # -- the generator ------------------------------------------------------------------------------
 
+def _check_room(knobs: Knobs, rows: int, cols: int) -> None:
+    """Refuse a min_path the grid has too few cells for: no layout could ever reach it."""
+    min_path = knobs.param("min_path", 110)
+    if min_path + 2 > rows * cols:  # a path of min_path + 1 steps visits min_path + 2 cells
+        raise PtrmError(f"maze: a {rows}x{cols} maze has {rows * cols} cells, too few for a "
+                        f"path longer than {min_path:g} steps", hint="lower -p min_path")
+
+
 class MazeGenerator(Generator):
     name = "maze"
     default_size = (30, 30)
@@ -289,14 +297,14 @@ class MazeGenerator(Generator):
         if given:
             raise PtrmError(f"maze: {', '.join(given)} do not apply to mazes, which have no "
                             "clues to remove", hint="a maze's difficulty is -p min_path")
+        # here, not only in `make`: there it came after --out was created (an empty file left
+        # behind) and, with --workers, from inside a worker
+        _check_room(knobs, rows, cols)
 
     def make(self, rng, rows, cols, knobs: Knobs) -> Instance:
         """A maze meeting the recipe; `min_difficulty`, `minimal` and `max_clues` do not apply
         (check_knobs refuses them; the recipe's difficulty is `min_path`)."""
-        min_path = knobs.param("min_path", 110)
-        if min_path + 2 > rows * cols:  # a path of min_path + 1 steps visits min_path + 2 cells
-            raise PtrmError(f"maze: a {rows}x{cols} maze has {rows * cols} cells, too few for a "
-                            f"path longer than {min_path:g} steps", hint="lower -p min_path")
+        _check_room(knobs, rows, cols)  # callers of `make` that skip check_knobs (stats, tests)
         for attempt in range(1, self.max_attempts + 1):
             try:
                 inst = self.attempt(rng, rows, cols, knobs)

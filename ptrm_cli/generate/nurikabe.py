@@ -99,6 +99,17 @@ class NurikabeGenerator(Generator):
             raise PtrmError(f"nurikabe: theme_max={knobs.param('theme_max', 4):g}: "
                             f"expected 3..5")
 
+    def check_knobs(self, knobs: Knobs, rows: int, cols: int) -> None:
+        """Every island needs its number, so there is no clue to remove: --max-clues and
+        --no-minimal changed nothing but the knobs tag (a file that resumes only with them)."""
+        given = [name for name, on in (("--max-clues", knobs.max_clues is not None),
+                                       ("--no-minimal", not knobs.minimal)) if on]
+        if given:
+            raise PtrmError(f"nurikabe: {', '.join(given)} do not apply: every island needs "
+                            "its number, so no clue is ever removed",
+                            hint="nurikabe's difficulty: -p max_island, -p white, "
+                                 "--min-difficulty")
+
     # -- a random solution ------------------------------------------------------------------
     def random_solution(self, rng, rows, cols, knobs: Knobs, big: bool = False) -> np.ndarray:
         """An island-id grid (-1 = shaded) of a valid solution without clues. Islands are

@@ -164,6 +164,7 @@ class ShakashakaGenerator(Generator):
               "numbered": (0.6, "stop removing numbers at this fraction of black cells "
                                 "(janko: 0.68); 0 = minimal")}
     fractions = frozenset({"black", "symmetric", "triangles", "numbered"})
+    switches = frozenset({"symmetric"})
 
     # -- making ----------------------------------------------------------------------------
     def attempt(self, rng, rows, cols, knobs: Knobs) -> Instance:

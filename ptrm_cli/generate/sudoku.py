@@ -52,6 +52,7 @@ class SudokuGenerator(Generator):
     default_size = (9, 9)
     params = {"symmetric": (0.0, "1 = remove givens in pairs symmetric under a half turn")}
     fractions = frozenset({"symmetric"})
+    switches = frozenset({"symmetric"})
     version = 2  # 2026-11-26: grids moved by a random symmetry (see the module's docstring)
 
     def check_size(self, rows, cols):
