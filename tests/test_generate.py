@@ -314,6 +314,20 @@ def test_resume_refuses_another_run(installed_codec, tmp_path):
         ResumableJsonl(bad, Job("sudoku", 9, 9, 1, Knobs()))
 
 
+def test_resume_refuses_a_file_holding_an_index_twice(installed_codec, tmp_path):
+    """`cat d.jsonl d.jsonl > d2.jsonl` was read as 2 puzzles done and left 5 lines, two of
+    them twice, for build-data to take."""
+    installed_codec("sudoku")
+    job = Job("sudoku", 4, 4, 1, Knobs())
+    out = tmp_path / "s.jsonl"
+    run(job, 2, out)
+    doubled = tmp_path / "d.jsonl"
+    doubled.write_bytes(out.read_bytes() * 2)
+    with pytest.raises(PtrmError, match=r"d.jsonl:3: puzzle 0 again \(also on line 1\)"):
+        ResumableJsonl(doubled, job)
+    assert doubled.read_bytes() == out.read_bytes() * 2  # refused untouched
+
+
 def test_cli_generate(installed_codec, tmp_path):
     from typer.testing import CliRunner
 

@@ -98,15 +98,16 @@ class ResumableJsonl:
         data = self.path.read_bytes()
         end = data.rfind(b"\n") + 1
         lines = data[:end].split(b"\n")[:-1]
+        first: dict[int, int] = {}  # index -> the line that holds it
         for n, raw in enumerate(lines, 1):
             if raw.strip():
-                self.done.add(self._index(n, raw))
+                self._add(n, raw, first)
         tail = data[end:]
         if tail and _is_json(tail):
             # a whole record without its newline (a file another tool wrote, or a write cut
             # just before it): checked like every line, so another run's record is refused,
             # not cut off; ours is kept and its line ended
-            self.done.add(self._index(len(lines) + 1, tail))
+            self._add(len(lines) + 1, tail, first)
             with open(self.path, "ab") as f:
                 f.write(b"\n")
                 f.flush()
@@ -120,6 +121,17 @@ class ResumableJsonl:
                 f.truncate(end)
                 f.flush()
                 os.fsync(f.fileno())
+
+    def _add(self, n: int, raw: bytes, first: dict[int, int]) -> None:
+        """Count line `n` as done. An index seen before means the file was joined with itself
+        or with a copy: counted once, it was passed on to build-data twice."""
+        index = self._index(n, raw)
+        if index in first:
+            raise PtrmError(f"{self.path}:{n}: puzzle {index} again (also on line "
+                            f"{first[index]}): each index is written once",
+                            hint="keep one line per index (or pass another --out)")
+        first[index] = n
+        self.done.add(index)
 
     def _index(self, n: int, raw: bytes) -> int:
         """The index of line `n`, a record of this job, or a PtrmError that says why not."""
