@@ -119,7 +119,7 @@ def load_model(o: BenchOptions, device: str):
     from .solver import LoadedModel, load_model as load_ckpt
 
     if o.checkpoint:
-        lm = load_ckpt(o.checkpoint, device)
+        lm = load_ckpt(o.checkpoint, device, layouts=_layouts(o))
         return lm, f"checkpoint {lm.path}"
     name = o.model or DEFAULT_RANDOM_MODEL
     make, family, init = RANDOM_MODELS[name]
@@ -129,6 +129,20 @@ def load_model(o: BenchOptions, device: str):
     vocab = _vocab(family)
     return LoadedModel(model, vocab, {}, f"random-{name}", device), \
         f"random TRM ({name}) with {init}"
+
+
+def _layouts(o: BenchOptions) -> list:
+    """The token families bench's data may be in, which give an official step file the
+    sequence length its weights and all_config.yaml do not (a TRM-Att run opened away from its
+    dataset), as `ptrm eval` does. Without them `bench -c step_N` refused a Sudoku-Att run
+    that eval and solve take. auto and random fall back to random tokens: any family."""
+    from . import codec as registry
+
+    if o.split in ("auto", "random"):
+        return registry.families()
+    from .commands.eval import _layouts as split_layouts  # eval's rule for a named split
+
+    return split_layouts(o.split, o.data)
 
 
 # -- the puzzles ----------------------------------------------------------------------------
@@ -201,9 +215,20 @@ def golden_types(loaded) -> list[str] | None:
 
     codecs = _installed()
     held = [t for t in GOLDEN_TYPES if t in codecs]
-    reads = [t for t in held
-             if any(f.vocab.family == loaded.vocab.family for f in codecs[t].families)]
+    reads = [t for t in held if any(_reads(f, loaded) for f in codecs[t].families)]
     return reads if reads and len(reads) < len(held) else None
+
+
+def _reads(family, loaded) -> bool:
+    """Whether the model reads this family's tokens. An official step file has no table of
+    its own (trm-v{V}) until a codec gives it one: it reads a family of its layout, as solve
+    and eval take it (TRM's layouts are id for id); matching by table name alone sent an
+    official Sudoku-MLP to random tokens where its converted copy ran golden sudoku."""
+    from .solver import has_no_table
+
+    if has_no_table(loaded):
+        return len(family.vocab) == len(loaded.vocab) and family.seq_len == loaded.config.seq_len
+    return family.vocab.family == loaded.vocab.family
 
 
 def _dataset_arrays(o: BenchOptions, loaded) -> Puzzles | None:

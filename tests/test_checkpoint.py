@@ -445,6 +445,31 @@ def test_a_bad_setting_names_the_file_or_option_it_came_from(step0, tmp_path):
         import_official(step0, **{**SETTINGS, "num_heads": 3})
 
 
+
+def test_a_bad_forward_dtype_names_where_it_came_from(step0, tmp_path):
+    """forward_dtype is read from the weights (H_init's dtype) and may be replaced: a bad
+    given one was not blamed on --set or the yaml, as every other bad setting is."""
+    with pytest.raises(CheckpointError, match=r"got 'float16' \(from --set\)$"):
+        import_official(step0, **{**SETTINGS, "forward_dtype": "float16"})
+    step = _run_with_yaml(step0, tmp_path, forward_dtype="fp32")
+    with pytest.raises(CheckpointError, match="got 'fp32'") as e:
+        import_official(step, seq_len=16)
+    assert f"(from {step.parent / 'all_config.yaml'})" in str(e.value)
+
+
+def test_a_state_dict_wrapped_in_a_dict_names_the_entry_to_save(step0, tmp_path):
+    """{"model": state_dict, "step": N}, as many training scripts save, was "holds a dict, not
+    a TRM state_dict": true of the file, but it did not say what the file holds instead."""
+    state = torch.load(step0, weights_only=True)
+    torch.save({"model": state, "step": 5}, tmp_path / "step_5")
+    with pytest.raises(CheckpointError, match=r"entries are not all tensors \(model, step\)"
+                       ) as e:
+        import_official(tmp_path / "step_5", **SETTINGS)
+    assert "its entry 'model' looks like the state_dict" in e.value.hint
+    torch.save([state], tmp_path / "step_6")
+    with pytest.raises(CheckpointError, match="step_6 holds a list, not a TRM state_dict"):
+        import_official(tmp_path / "step_6", **SETTINGS)
+
 def test_cut_short_and_empty_step_files_say_so(step0, tmp_path):
     """A partial copy got PyTorch's paragraph about miniz and a hint about pickled objects."""
     cut = tmp_path / "step_3"

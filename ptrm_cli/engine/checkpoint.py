@@ -380,8 +380,9 @@ def import_official(path, *, config_yaml=None, vocab: Vocab | None = None, devic
     try:
         config = TRMConfig.from_dict(cfg)
     except PtrmError as e:  # name where the bad value came from: the yaml, --set, ...
-        # (not a value the weights confirmed: "hidden_size 64 is not divisible by num_heads 3")
-        bad = next((k for k in source if k in cfg and k not in found
+        # (not a value the weights confirmed: "hidden_size 64 is not divisible by num_heads 3";
+        # forward_dtype is in `found` too, but a given one replaces the weights', unchecked)
+        bad = next((k for k in source if k in cfg and cfg[k] != found.get(k, _UNSEEN)
                     and re.search(rf"\b{re.escape(k)}\b", str(e))), None)
         origin = f" (from {_origin(source[bad], yaml_path)})" if bad else ""
         raise CheckpointError(f"{path}: {e}{origin}", hint=e.hint) from None
@@ -401,6 +402,9 @@ def import_official(path, *, config_yaml=None, vocab: Vocab | None = None, devic
             "given": {k: source[k] for k in sorted(source) if k in cfg},
             "ignored_arch_keys": ignored, "data_paths": data_paths}
     return model, vocab, meta
+
+
+_UNSEEN = object()  # a setting the weights do not show: never equal to a given value
 
 
 def _origin(label: str, yaml_path: Path | None) -> str:
@@ -442,7 +446,7 @@ def _read_official(path: Path) -> tuple[dict, str]:
                               hint="only state_dict files are read (weights_only=True); "
                                    "files that need arbitrary pickled objects are refused") from None
     if not isinstance(obj, dict) or not all(isinstance(v, torch.Tensor) for v in obj.values()):
-        raise CheckpointError(f"{path} holds a {type(obj).__name__}, not a TRM state_dict")
+        raise _not_a_state_dict(path, obj)
     anchors = [k for k in obj if k.endswith(ANCHOR)]
     if len(anchors) != 1:
         raise CheckpointError(f"{path} is not a TRM checkpoint (no single "
@@ -464,6 +468,26 @@ def _read_official(path: Path) -> tuple[dict, str]:
                               "not TRM (recursive_reasoning.trm, two states y and z, H_init and "
                               "L_init), the one model ptrm implements")
     return {k: v for k, v in state.items() if k not in NON_PERSISTENT}, prefix
+
+
+def _not_a_state_dict(path: Path, obj) -> CheckpointError:
+    """The error for a file that holds something else than a flat {name: tensor} dict. A dict
+    that wraps one ({"model": state_dict, "step": ...}, as many training scripts save) was
+    "holds a dict, not a TRM state_dict", which reads as a contradiction: name its entries and
+    the one that looks like the state_dict, so the user knows what to save alone."""
+    if not isinstance(obj, dict):
+        return CheckpointError(f"{path} holds a {type(obj).__name__}, not a TRM state_dict "
+                               "(a dict of tensors, as pretrain.py saves)")
+    keys = [str(k) for k in obj]
+    shown = ", ".join(keys[:5]) + (f", ... ({len(keys)} in all)" if len(keys) > 5 else "")
+    inner = next((k for k, v in obj.items() if isinstance(v, dict)
+                  and any(str(n).endswith(ANCHOR) for n in v)), None)
+    return CheckpointError(
+        f"{path} holds a dict whose entries are not all tensors ({shown}), not a TRM "
+        "state_dict (a flat dict of tensors, as pretrain.py saves)",
+        hint=f"its entry {inner!r} looks like the state_dict: save that alone "
+             f"(torch.save(ckpt[{inner!r}], 'step_N')) and pass that file" if inner is not None
+        else None)
 
 
 def _zip_cut_short(path: Path) -> bool:
