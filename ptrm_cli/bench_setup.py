@@ -212,23 +212,12 @@ def golden_types(loaded) -> list[str] | None:
     golden` stopped at the first heyawake with eval's hint `--types sudoku`, an option bench
     does not have, and --split auto fell back to random tokens."""
     from .eval_sets import GOLDEN_TYPES, _installed  # the codecs eval would use
+    from .solver import reads_family
 
     codecs = _installed()
     held = [t for t in GOLDEN_TYPES if t in codecs]
-    reads = [t for t in held if any(_reads(f, loaded) for f in codecs[t].families)]
+    reads = [t for t in held if any(reads_family(loaded, f) for f in codecs[t].families)]
     return reads if reads and len(reads) < len(held) else None
-
-
-def _reads(family, loaded) -> bool:
-    """Whether the model reads this family's tokens. An official step file has no table of
-    its own (trm-v{V}) until a codec gives it one: it reads a family of its layout, as solve
-    and eval take it (TRM's layouts are id for id); matching by table name alone sent an
-    official Sudoku-MLP to random tokens where its converted copy ran golden sudoku."""
-    from .solver import has_no_table
-
-    if has_no_table(loaded):
-        return len(family.vocab) == len(loaded.vocab) and family.seq_len == loaded.config.seq_len
-    return family.vocab.family == loaded.vocab.family
 
 
 def _dataset_arrays(o: BenchOptions, loaded) -> Puzzles | None:

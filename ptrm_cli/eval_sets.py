@@ -17,7 +17,7 @@ import torch
 
 from . import codec as registry
 from .errors import ParseError, PtrmError
-from .solver import LoadedModel, Verifier, adopt_vocab, family_for, has_no_table
+from .solver import LoadedModel, Verifier, adopt_vocab, family_for, has_no_table, reads_family
 
 #: the paper's PPBench filter: type -> (rows, cols)
 GOLDEN_TYPES = {"sudoku": (9, 9), "lightup": (10, 10), "nurikabe": (10, 10),
@@ -191,7 +191,7 @@ def load_source_file(path: Path, loaded: LoadedModel, *, limit: int | None = Non
         except PtrmError as e:  # the types this model reads, if the file has some
             held = {t} | set(row_types) | {sources.resolve_type(i.type) for i in items}  # (rest)
             theirs = [n for n, c in codecs.items() if any(
-                f.vocab.family == loaded.vocab.family for f in c.families)]
+                reads_family(loaded, f) for f in c.families)]
             readable = sorted(held & set(theirs))
             if readable:
                 raise PtrmError(str(e), hint=f"--types {','.join(readable)} evaluates the "

@@ -406,6 +406,16 @@ def has_no_table(loaded: LoadedModel) -> bool:
             and loaded.vocab == placeholder_vocab(len(loaded.vocab)))
 
 
+def reads_family(loaded: LoadedModel, family: Family) -> bool:
+    """Whether the model reads this family's tokens: its table's family, or, for an official
+    step file without a table, a family of its layout (size and length: TRM's layouts are id
+    for id, as solve and eval take it). By table name alone an official Sudoku-MLP read no
+    golden type, where its converted copy read sudoku."""
+    if has_no_table(loaded):
+        return len(family.vocab) == len(loaded.vocab) and family.seq_len == loaded.config.seq_len
+    return family.vocab.family == loaded.vocab.family
+
+
 def adopt_vocab(loaded: LoadedModel, vocab: Vocab) -> None:
     """Give an official model without a table the vocabulary of its data (same size: the
     weights fix V; whether the ids mean the same is what TRM's own layouts guarantee)."""

@@ -64,3 +64,15 @@ def test_bench_runs_an_official_step_file_on_the_golden_puzzles_it_reads(tmp_pat
     r = CliRunner().invoke(app, [*BENCH, "-c", str(step)])
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["puzzles"]["source"].startswith("golden sudoku"), r.output
+
+
+def test_eval_on_golden_names_the_types_an_official_step_file_reads(tmp_path):
+    """The same table-name match gave an official Sudoku-MLP a bare "give it one of those" on
+    the golden set, where its converted copy was told `--types sudoku`."""
+    if not golden_examples(["sudoku"]):
+        pytest.skip("needs the golden set")
+    step = official_run(tmp_path / "run", mlp_t=True)
+    r = CliRunner().invoke(app, ["eval", "-c", str(step), "--K", "2", "--D", "2", "--limit", "2",
+                                 "--seeds", "1", "--device", "cpu", "--no-plots", "-o",
+                                 str(tmp_path / "ev")])
+    assert r.exit_code == 2 and "--types sudoku" in " ".join(r.output.split()), r.output
