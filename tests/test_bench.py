@@ -445,3 +445,19 @@ def test_bench_types_picks_puzzles_of_the_split():
         benchmark.main(["--model", "tiny", "--split", "golden", "--types", ",", "--device",
                         "cpu"])
     assert e.value.code == 2
+
+
+def test_bench_reads_no_more_of_a_split_than_it_runs(monkeypatch):
+    """A 49k-line sudoku list given as --split took two minutes to read whole before a
+    two-puzzle benchmark started."""
+    if "sudoku" not in installed_codecs() or not golden_examples(["sudoku"]):
+        pytest.skip("needs the golden set and the built-in codecs")
+    from ptrm_cli import eval_sets
+
+    asked, real = [], eval_sets.resolve_split
+    monkeypatch.setattr(eval_sets, "resolve_split",
+                        lambda *a, **k: asked.append(k.get("limit")) or real(*a, **k))
+    rep = benchmark.run_bench(benchmark.BenchOptions(
+        model="tiny", K=2, D=1, puzzles=2, split="golden", modes=["fast"], device="cpu",
+        compile=False))
+    assert asked == [2] and rep["puzzles"]["n"] == 2
