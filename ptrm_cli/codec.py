@@ -75,6 +75,12 @@ class Solution:
                 and self.grid.shape == other.grid.shape and bool((self.grid == other.grid).all()))
 
 
+#: where a dataset record holds its puzzle (a URL, pzprv3 text or a grid) and its answer: a
+#: record with a puzzle and no answer is a puzzle to solve, not a dataset record
+PUZZLE_FIELDS = ("url", "text", "puzzlink_url", "puzzle_url")
+ANSWER_FIELDS = ("answer", "solution_enc", "solution")
+
+
 def cell_name(r: int, c: int) -> str:
     """A cell as messages name it: `r1c1` is the top-left cell, rows and columns counted from 1
     as puzzle people count them (the indices in `Violation.cells` and in JSON stay 0-based)."""

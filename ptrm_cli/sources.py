@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 
 from . import codec as registry
-from .codec import Codec, Puzzle, Solution, cell_name
+from .codec import ANSWER_FIELDS, PUZZLE_FIELDS, Codec, Puzzle, Solution, cell_name
 from .errors import ParseError, json_problem
 
 #: puzzle-type spellings that are not a codec's name (PPBench/pzpr.js url ids, janko names)
@@ -240,8 +240,8 @@ def _not_a_source_record(rec: dict) -> tuple[str, str | None]:
     that, not "unrecognised"."""
     named = rec.get("type", rec.get("pid"))
     kind = resolve_type(named) if isinstance(named, str) else None
-    if (kind is not None and any(k in rec for k in ("url", "text", "puzzlink_url", "puzzle_url"))
-            and not any(k in rec for k in ("answer", "solution_enc", "solution"))):
+    if (kind is not None and any(k in rec for k in PUZZLE_FIELDS)
+            and not any(k in rec for k in ANSWER_FIELDS)):
         return ("a puzzle without its answer: a dataset record needs 'answer' (ptrm record) "
                 "or 'solution_enc' (PPBench); `ptrm solve` reads this one as a puzzle", kind)
     found = ", ".join(map(repr, sorted(rec))) or "no fields"

@@ -20,7 +20,8 @@ import numpy as np
 from rich.text import Text
 
 from ptrm_cli import codec as registry
-from ptrm_cli.codec import Codec, Family, Parsed, Puzzle, Solution, cell_name
+from ptrm_cli.codec import ANSWER_FIELDS, PUZZLE_FIELDS, Codec, Family, Parsed, Puzzle, Solution, \
+    cell_name
 from ptrm_cli.errors import OtherType, ParseError, PtrmError, VocabError, json_problem
 
 from . import formats
@@ -217,10 +218,6 @@ class GridCodec(Codec):
         return Solution(self.name, grid)
 
 
-#: where a record holds its puzzle (a URL, pzprv3 text or a grid) and its answer; a record
-#: with a puzzle and no answer is a puzzle to solve
-PUZZLE_FIELDS = ("url", "text", "puzzlink_url", "puzzle_url")
-ANSWER_FIELDS = ("answer", "solution_enc", "solution")
 #: the record shapes `from_record` reads, as its error lists them
 RECORD_SHAPES = ("a PPBench record (pid, puzzlink_url, solution_enc), a janko entry (problem, "
                  "solution), a ptrm record (type, url or text, answer: a dataset's "
