@@ -537,6 +537,42 @@ def test_an_interrupted_run_keeps_its_puzzles_and_says_how_many(installed_codec,
     assert "1 more puzzle(s) kept" in res.stderr and "interrupted" in res.stderr
 
 
+def test_a_puzzle_it_cannot_make_keeps_the_others_and_json_says_why(installed_codec, tmp_path,
+                                                                   monkeypatch):
+    """A failure mid-run ("no puzzle after 2000 attempts") kept the lines before it, but
+    `generate --json` printed nothing for a script to read."""
+    from typer.testing import CliRunner
+
+    from ptrm_cli.app import app
+    from ptrm_cli.generate import runner
+
+    installed_codec("sudoku")
+    job = Job("sudoku", 9, 9, 5, Knobs())
+
+    def fail_at_two(task):
+        if task[1] == 2:
+            raise PtrmError("sudoku: no puzzle after 2000 attempts")
+        return runner._work(task)
+
+    out = tmp_path / "s.jsonl"
+    with pytest.raises(PtrmError) as failed:
+        run(job, 4, out, workers=1, make=fail_at_two)
+    assert failed.value.summary["made"] == 2 and len(_lines(out)) == 2
+
+    def failing(job, n, out, **kw):
+        e = PtrmError("sudoku: no puzzle after 2000 attempts")
+        e.summary = {"made": 1, "present": 0, "beyond": 0, "seconds": 0.5}
+        raise e
+
+    monkeypatch.setattr(runner, "run", failing)
+    res = CliRunner().invoke(app, ["generate", "sudoku", "--n", "3", "--out",
+                                   str(tmp_path / "t.jsonl"), "-q", "--json", "--workers", "1"])
+    assert res.exit_code == 2
+    summary = json.loads(res.stdout.splitlines()[0])
+    assert summary["error"] == "sudoku: no puzzle after 2000 attempts" and summary["made"] == 1
+    assert summary["interrupted"] is False and "no puzzle after" in res.stderr
+
+
 def test_knobs_a_type_cannot_use_are_refused_before_the_file_is_made(installed_codec, tmp_path):
     """A maze min_path the grid has too few cells for was refused only by `make`, after --out
     was created (an empty file left behind, the error raised inside a worker); nurikabe took

@@ -124,11 +124,12 @@ def generate(
         if state["line"] is not None:
             state["line"](task.completed / n)
 
-    def report(summary: dict, interrupted: bool) -> None:
+    def report(summary: dict, interrupted: bool, error: str | None = None) -> None:
         if as_json:  # what a script needs to know of the file (the messages stay on stderr)
             typer.echo(json.dumps({"out": out, "type": job.type, "size": f"{rows}x{cols}",
                                    "seed": seed, "n": n, "knobs": knobs.tag(), **summary,
-                                   "interrupted": interrupted}))
+                                   "interrupted": interrupted,
+                                   **({"error": error} if error else {})}))
 
     # one job per file: a second one on it would interleave its lines with this one's. The
     # lock sits beside the file itself: through a symlink to it (another name) a second job
@@ -136,6 +137,10 @@ def generate(
     try:
         with exclusive(os.path.realpath(out), "generate --out"), progress:
             summary = run(job, n, out, workers=workers, on_start=on_start, on_done=on_done)
+    except PtrmError as e:  # a puzzle it could not make: the ones before it are kept
+        if getattr(e, "summary", None) is not None:
+            report(e.summary, False, str(e))
+        raise
     except Interrupted as e:
         report(e.summary, True)
         err_console.print(f"{e.summary['made']} more puzzle(s) kept in {esc(out)}; the same "

@@ -192,7 +192,8 @@ def run(job: Job, n: int, out: str | os.PathLike, *, workers: int = 1,
     summary: how many were made now, how many of 0..n-1 were present, how many more the file
     holds beyond n (an earlier run with a larger n: kept, not counted), and the seconds
     spent. `on_start(todo, present, beyond)` is called before the work begins. Interrupted,
-    it raises `Interrupted` with the same summary of what was made up to then."""
+    it raises `Interrupted` with the same summary of what was made up to then; a PtrmError
+    (a puzzle it could not make) leaves with that summary as its `summary`."""
     writer = ResumableJsonl(out, job)
     todo = [i for i in range(n) if i not in writer.done]
     beyond = sum(1 for i in writer.done if i >= n)
@@ -212,6 +213,9 @@ def run(job: Job, n: int, out: str | os.PathLike, *, workers: int = 1,
                 on_done(index)
     except KeyboardInterrupt:
         raise Interrupted(summary()) from None
+    except PtrmError as e:  # what was written before it stays: say how much
+        e.summary = summary()
+        raise
     finally:
         writer.close()
     return summary()
