@@ -887,6 +887,28 @@ def test_ddp_two_gloo_processes_match_one(sudoku4, tmp_path):
     assert torch.equal(a["carry.data.rows"], b["carry.data.rows"])  # same slots, same order
 
 
+def test_ddp_reduces_every_gradient_in_one_bucket(tmp_path):
+    """TRM's gradients are all final only at the end of backward (shared weights), so DDP gets
+    one bucket: one all-reduce per update, even for a model larger than DDP's default 25 MB."""
+    import torch.distributed as dist
+
+    from ptrm_cli.engine.train_dist import DistInfo, wrap_ddp
+
+    dist.init_process_group("gloo", init_method=f"file://{tmp_path / 'pg'}", rank=0,
+                            world_size=1)
+    try:
+        module = torch.nn.Sequential(*[torch.nn.Linear(1024, 1024) for _ in range(8)])  # 34 MB
+        ddp = wrap_ddp(module, DistInfo(0, 1, 0, torch.device("cpu"), None))
+        for _ in range(3):  # DDP rebuilds its buckets after the first update
+            ddp(torch.randn(2, 1024)).sum().backward()
+        logged = ddp._get_ddp_logging_data()
+        grad_bytes = sum(p.numel() * p.element_size() for p in module.parameters())
+        assert logged["num_buckets_reduced"] == 1
+        assert logged["rebuilt_bucket_sizes"] == str(grad_bytes)
+    finally:
+        dist.destroy_process_group()
+
+
 # -- the command ---------------------------------------------------------------------------------
 
 def test_ptrm_train_command(sudoku4, tmp_path):
