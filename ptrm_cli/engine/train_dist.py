@@ -79,8 +79,8 @@ def wrap_ddp(module: nn.Module, d: DistInfo) -> nn.Module:
 def one_bucket_mb(module: nn.Module) -> float:
     """A bucket size that holds every gradient: one all-reduce per update. TRM runs the same
     weights at every recursion step, so no gradient is final before backward reaches the first
-    step: DDP's 25 MB buckets buy no overlap with backward, only more NCCL calls (0.0331 against
-    0.0321 s/update on 4 x H200, docs/PERFORMANCE.md, "Session 18")."""
+    step: DDP's 25 MB buckets buy no overlap with backward, only more NCCL calls (4 x H200:
+    3% faster on one machine, 0.5% on another; docs/PERFORMANCE.md, "Session 18")."""
     size = sum(p.numel() * p.element_size() for p in module.parameters() if p.requires_grad)
     return size / 2**20 + 1
 

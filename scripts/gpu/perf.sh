@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue #9 on one card (headline and curve ran 2026-11-26 on H100s via `pair`; train_scaling,
-# scaling, fp8 and mlp on 2 x H200 in session 17): the headline benchmark and the accuracy/compute
+# scaling, fp8 and mlp on 2 x H200 in session 17, train_scaling, scaling, mlp on 4 x H200 in 18): the headline benchmark and the accuracy/compute
 # curve of adaptive compute on validation, for the bundled model. Ask for nvidia-h100-x1 (the
 # issue's card); a reply from an H200 is recorded as such.
 #
@@ -77,16 +77,16 @@ fp8() {
     timeout "$(left 300)" python3 scripts/fp8_gemm.py --json "$OUT/fp8_gemm.json" 2>&1 | tail -n 20
 }
 
-# Issue #9's near-linear evaluation scaling: measured on 4 x H200 (94% on 2, 92% on 4), not yet
-# on H100s; the golden set four times over (244 puzzles) so 4 cards still get a full batch
+# Issue #9's near-linear evaluation scaling: measured on 4 x H200 (session 18: 100% on 2 and 4,
+# identical results), not yet on H100s; the golden set four times over (244 puzzles) so 4 cards still get a full batch
 scaling() {
     setup
     timeout "$(left 570)" ptrm bench -c "$MODEL" --split golden --puzzles 244 --K 100 --D 48 \
         --modes fast $(gpus) --out "$OUT/bench_scaling.json" 2>&1 | tail -n 20
 }
 
-# Issue #9's 90% strong-scaling target, measured on one host: session 11 had it on H200s (88-90%
-# with CUDA graphs), session 12 on H100s only against another host's 1-GPU time (85%)
+# Issue #9's 90% strong-scaling target, measured on one host: H200s gave 88-90% (session 11),
+# 89-92% with one gradient bucket (session 18); H100s only against another host's 1-GPU time (85%)
 train_scaling() {
     setup
     local n b="scripts/bench_train.py --steps 20 --warmup 5 --compile on"
