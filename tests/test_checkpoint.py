@@ -178,6 +178,23 @@ def test_round_trip_through_safetensors_is_bit_exact(step0, tmp_path, bf16_fixtu
     assert not any("rotary" in k for k in keys)               # recomputed, never stored
 
 
+def test_a_best_link_whose_folder_was_removed_names_what_is_left(tmp_path):
+    """`rm -r run/checkpoints/step_8` under `best` left "best: no such file or directory"."""
+    model = TRM(TRMConfig(vocab_size=3, seq_len=4, hidden_size=16, num_heads=2,
+                          puzzle_emb_ndim=16, puzzle_emb_len=1))
+    ckpts = tmp_path / "checkpoints"
+    save_checkpoint(ckpts / "step_12", model, Vocab("tiny", ("pad", "a", "b")))
+    (ckpts / "best").symlink_to("step_8")
+    with pytest.raises(CheckpointError, match="best is a link to step_8, which no longer "
+                                              "exists") as e:
+        load_checkpoint(ckpts / "best")
+    assert e.value.hint.endswith(": step_12")
+    shutil.rmtree(ckpts / "step_12")
+    with pytest.raises(CheckpointError) as e:
+        load_checkpoint(ckpts / "best")
+    assert e.value.hint.endswith("holds no checkpoint any more")
+
+
 def test_save_replaces_a_checkpoint_but_not_other_folders(tmp_path):
     model = TRM(TRMConfig(vocab_size=3, seq_len=4, hidden_size=16, num_heads=2,
                           puzzle_emb_ndim=16, puzzle_emb_len=1))

@@ -654,6 +654,10 @@ def test_a_damaged_checkpoint_is_one_message_on_resume_and_warm_start(
             train(None, base=config(tmp_path / "warm", sudoku4), init_from=str(step))
     with pytest.raises(PtrmError, match="no such file or directory"):
         train(None, base=config(tmp_path / "w2", sudoku4), init_from=str(tmp_path / "nope"))
+    (run / "checkpoints" / "best").symlink_to("step_4")  # its folder removed by hand
+    with pytest.raises(PtrmError, match="best is a link to step_4, which no longer exists"):
+        train(None, base=config(tmp_path / "w3", sudoku4),
+              init_from=str(run / "checkpoints" / "best"))
 
 
 def test_a_warm_start_on_other_data_forgets_the_best_so_far(sudoku4, reference_run, tmp_path,

@@ -161,7 +161,7 @@ def load_checkpoint(path, device="cpu", *, vocab: Vocab | None = None, config_ya
     vocabulary, meta)."""
     path = Path(path)
     if not path.exists():
-        raise CheckpointError(f"{path}: no such file or directory")
+        raise not_there(path)
     if path.is_dir():
         if (path / CONFIG).exists():
             _no_yaml(config_yaml, path)
@@ -180,6 +180,19 @@ def load_checkpoint(path, device="cpu", *, vocab: Vocab | None = None, config_ya
     raise CheckpointError(f"{path} is not a checkpoint",
                           hint=f"expected a ptrm checkpoint directory ({CONFIG} + {WEIGHTS}) or "
                                "an official TRM step_N file")
+
+
+def not_there(path: Path) -> CheckpointError:
+    """The error for a checkpoint path that does not exist. A run's `best` or `last` link
+    whose folder was removed is named as such, with the checkpoints the run has left."""
+    if not path.is_symlink():
+        return CheckpointError(f"{path}: no such file or directory")
+    left = sorted((p for p in path.parent.glob("step_*") if (p / CONFIG).exists()),
+                  key=lambda p: int(p.name[5:]) if p.name[5:].isdigit() else -1)
+    return CheckpointError(
+        f"{path} is a link to {os.readlink(path)}, which no longer exists",
+        hint=f"the checkpoints left in {path.parent}: {', '.join(p.name for p in left)}"
+        if left else f"{path.parent} holds no checkpoint any more")
 
 
 def _checkpoint_inside(folder: Path) -> str | None:

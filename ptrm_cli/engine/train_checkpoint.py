@@ -277,8 +277,9 @@ def restore(tr: Trainer, path: Path, *, exact: bool) -> None:
         ckpt_cfg, weights = model.config, model.state_dict()
     elif not (path / CKPT_CONFIG).exists():
         run = path / "checkpoints"   # a run folder given for one of its checkpoints
-        raise PtrmError(f"{path}: no such file or directory" if not path.exists() else
-                        f"{path} is not a ptrm checkpoint folder (no {CKPT_CONFIG})",
+        if not path.exists():
+            raise ck.not_there(path)
+        raise PtrmError(f"{path} is not a ptrm checkpoint folder (no {CKPT_CONFIG})",
                         hint=f"{path} is a run folder: --init-from {run / 'best'} (or "
                              f"{run / 'last'})" if run.is_dir() else
                         "--init-from takes a checkpoint folder (`ptrm train` writes them in "
