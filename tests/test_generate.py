@@ -474,10 +474,33 @@ def test_params_out_of_range_are_refused_up_front(installed_codec):
                                ("sudoku", {"symmetric": 0.5}, "symmetric=0.5: expected 0 or 1"),
                                ("lightup", {"symmetric": 0.3}, "symmetric=0.3: expected 0 or 1"),
                                ("shakashaka", {"symmetric": 0.7}, "symmetric=0.7: expected "
-                                                                  "0 or 1")):
+                                                                  "0 or 1"),
+                               # a count with a fraction ran as its whole part, tagged apart
+                               ("tapa", {"tries": 2.5}, r"tries=2.5: expected a whole number"),
+                               ("lightup", {"repairs": 0.5}, "repairs=0.5: expected a whole"),
+                               ("nurikabe", {"budget": 1e3 + 0.1}, "budget=1000.1: expected a "
+                                                                  "whole number")):
         with pytest.raises(PtrmError, match=match):
             get(name).check_params(Knobs(params=param))
     get("lightup").check_params(Knobs(params={"walls": 0.0, "repairs": 0.0}))
+    get("tapa").check_params(Knobs(params={"tries": 3.0}))
+
+
+def test_every_knob_a_generator_reads_as_a_whole_number_is_a_count():
+    """The knobs read through int() are declared counts (checked to be whole), and their
+    defaults are whole: one list, kept honest by reading the generators' source."""
+    import inspect
+    import re
+
+    from ptrm_cli.generate import MODULES, get
+
+    for name in MODULES:
+        gen = get(name)
+        source = inspect.getsource(inspect.getmodule(type(gen)))
+        read_as_int = set(re.findall(r'int\(knobs\.param\("(\w+)"', source))
+        assert read_as_int <= gen.counts, (name, read_as_int - gen.counts)
+        assert gen.counts <= set(gen.params), name
+        assert all(gen.params[k][0] == int(gen.params[k][0]) for k in gen.counts), name
 
 
 def test_a_board_all_walls_is_drawn_again(installed_codec):

@@ -104,6 +104,9 @@ class Generator(ABC):
     #: the params that are 0/1 switches: any other value is refused (0.5 read as "on", yet
     #: tagged apart from 1, so a file made with it resumed only with 0.5 again)
     switches: frozenset[str] = frozenset()
+    #: the params that count (repairs, tries, steps): a fraction is refused (2.5 ran as 2, yet
+    #: was tagged apart from 2, as a switch's 0.5 was)
+    counts: frozenset[str] = frozenset()
     #: raised when the same (seed, index, knobs) starts making other puzzles; records say it
     #: from 2 on ("version"), and a file is only ever completed by its own version
     version: int = 1
@@ -130,6 +133,9 @@ class Generator(ABC):
             if key in self.switches and value not in (0, 1):
                 raise PtrmError(f"{self.name}: --param {key}={value:g}: expected 0 or 1 "
                                 f"({self.params[key][1]})")
+            if key in self.counts and value != int(value):
+                raise PtrmError(f"{self.name}: --param {key}={value:g}: expected a whole "
+                                f"number ({self.params[key][1]})")
 
     def check_knobs(self, knobs: Knobs, rows: int, cols: int) -> None:
         """Refuse knobs that cannot work for this type at this size, before any work (none

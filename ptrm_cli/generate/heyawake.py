@@ -158,6 +158,7 @@ class HeyawakeGenerator(Generator):
               "numbered": (0.5, "stop removing numbers at this fraction of rooms "
                                 "(0 = minimal; janko: 0.51)")}
     fractions = frozenset({"shade", "dense", "numbered"})
+    counts = frozenset({"steps", "repairs"})
 
     # -- encoding --------------------------------------------------------------------------
     class _Enc:

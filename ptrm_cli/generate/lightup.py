@@ -70,6 +70,7 @@ class LightupGenerator(Generator):
               "repairs": (6.0, "extra walls allowed to make the full clue set unique")}
     fractions = frozenset({"symmetric"})
     switches = frozenset({"symmetric"})
+    counts = frozenset({"repairs"})
 
     def check_params(self, knobs: Knobs) -> None:
         super().check_params(knobs)

@@ -271,6 +271,7 @@ class MazeGenerator(Generator):
         "walls_max": (0.5, "largest fraction of cells that are walls"),
     }
     fractions = frozenset({"unique", "walls_min", "walls_max"})
+    counts = frozenset({"min_path"})
 
     def check_size(self, rows, cols):
         if not (4 <= rows <= 30 and 4 <= cols <= 30):

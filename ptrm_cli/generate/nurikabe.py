@@ -84,6 +84,7 @@ class NurikabeGenerator(Generator):
               "budget": (0.0, "solver conflicts one uniqueness check may spend, else the draw "
                               "is dropped (0 = no limit)")}
     fractions = frozenset({"white", "stuck", "big", "theme"})
+    counts = frozenset({"max_island", "repairs", "theme_max", "budget"})
 
     def check_params(self, knobs: Knobs) -> None:
         super().check_params(knobs)

@@ -165,6 +165,7 @@ class ShakashakaGenerator(Generator):
                                 "(janko: 0.68); 0 = minimal")}
     fractions = frozenset({"black", "symmetric", "triangles", "numbered"})
     switches = frozenset({"symmetric"})
+    counts = frozenset({"repairs"})
 
     # -- making ----------------------------------------------------------------------------
     def attempt(self, rng, rows, cols, knobs: Knobs) -> Instance:

@@ -155,6 +155,7 @@ class TapaGenerator(Generator):
               "qmarks": (0.0, "fraction of the final clues turned into '?' clues (run "
                               "lengths hidden, run count kept), each while still unique")}
     fractions = frozenset({"white", "clues", "shape", "qmarks"})
+    counts = frozenset({"tries"})
 
     # -- a random solution ------------------------------------------------------------------
     def random_solution(self, rng, rows, cols, knobs: Knobs) -> np.ndarray:
