@@ -189,6 +189,10 @@ def test_a_best_link_whose_folder_was_removed_names_what_is_left(tmp_path):
                                               "exists") as e:
         load_checkpoint(ckpts / "best")
     assert e.value.hint.endswith(": step_12")
+    (ckpts / "last").symlink_to("step_12")
+    with pytest.raises(CheckpointError, match="is not a ptrm checkpoint") as e:
+        load_checkpoint(tmp_path)  # the run folder: its best is gone, its last is not
+    assert e.value.hint == f"a `ptrm train` run: pass {ckpts / 'last'}"
     shutil.rmtree(ckpts / "step_12")
     with pytest.raises(CheckpointError) as e:
         load_checkpoint(ckpts / "best")
@@ -535,11 +539,16 @@ def test_a_ptrm_checkpoint_or_a_folder_as_config_get_plain_messages(step0, tmp_p
 
 def test_a_length_the_data_cannot_settle_says_so(step0):
     """A maze model given a sudoku (`-c step_N`): the data's families have no 6-token layout,
-    and the error only said that the weights do not give seq_len."""
+    and the error only said that the weights do not give seq_len. It leads with the
+    vocabulary now, and names the installed families of that size (step0 has 12 tokens)."""
+    from ptrm_cli import codec as registry
+
     settings = {k: v for k, v in SETTINGS.items() if k != "seq_len"}
-    with pytest.raises(CheckpointError, match=r"do not say seq_len$") as e:
+    with pytest.raises(CheckpointError, match=r"vocabulary of 12 tokens, and no single token "
+                                              r"family of the data given here") as e:
         import_official(step0, layout=lambda V: None, **settings)
-    assert e.value.hint.startswith("no single token family of the data has 12 tokens")
+    if "arc" in registry.registered():
+        assert e.value.hint.startswith("the installed families with 12 tokens: arc (30x30)")
     with pytest.raises(CheckpointError, match=r"do not say seq_len$") as e:
         import_official(step0, **settings)          # no data to ask: no such sentence
     assert "token family of the data" not in e.value.hint
@@ -593,3 +602,88 @@ def test_a_folder_that_holds_checkpoints_names_the_one_to_pass(tmp_path):
     with pytest.raises(CheckpointError) as e:  # nothing inside to point at
         load_checkpoint(tmp_path)
     assert e.value.hint is None
+
+
+# -- what --init-from reads ------------------------------------------------------------------------
+
+TINY_WARM = dict(hidden_size=16, num_heads=2, expansion=1.0, L_layers=1, H_cycles=1, L_cycles=1,
+                 pos_encodings="rope", puzzle_emb_ndim=16, puzzle_emb_len=1, halt_max_steps=2,
+                 forward_dtype="float32")
+
+
+def _warm_config(run_dir: Path, data: Path) -> dict:
+    return {"run_dir": str(run_dir), "seed": 0, "device": "cpu", "data": {"path": str(data)},
+            "model": dict(TINY_WARM),
+            "train": dict(global_batch_size=8, max_steps=2, lr=1e-3, lr_warmup_steps=1),
+            "eval": {"every_steps": 2}, "checkpoint": {"every_steps": 2},
+            "log": {"every": 1, "progress": "none"}}
+
+
+def test_init_from_takes_the_weights_file_of_a_checkpoint_folder(tmp_path):
+    """`--init-from CKPT/model.safetensors` (solve and eval take it for the folder) was "not
+    a ptrm checkpoint folder (no config.json)", with the config.json right beside it."""
+    from ptrm_cli.engine.data import load_dataset
+    from ptrm_cli.engine.sudoku4 import write_sudoku4
+    from ptrm_cli.engine.train import train
+
+    data = write_sudoku4(tmp_path / "sudoku4", n_train=16, n_val=8)
+    ds = load_dataset(data)
+    cfg = TRMConfig(vocab_size=len(ds.vocab), seq_len=ds.seq_len, **TINY_WARM)
+    save_checkpoint(tmp_path / "ck", TRM(cfg), ds.vocab)
+    result = train(None, base=_warm_config(tmp_path / "run", data),
+                   init_from=str(tmp_path / "ck" / "model.safetensors"))
+    assert result["step"] == 2
+
+
+def test_init_from_an_official_run_folder_names_a_step_file(step0, tmp_path):
+    """`--init-from RUN` where RUN holds official step_N files was told only what --init-from
+    takes; it names a step file there, as solve and eval do for the same folder."""
+    from ptrm_cli.engine.sudoku4 import write_sudoku4
+    from ptrm_cli.engine.train import train
+    from ptrm_cli.errors import PtrmError
+
+    data = write_sudoku4(tmp_path / "sudoku4", n_train=16, n_val=8)
+    run = tmp_path / "official"
+    run.mkdir()
+    shutil.copy(step0, run / "step_0")
+    with pytest.raises(PtrmError, match="no config.json") as e:
+        train(None, base=_warm_config(tmp_path / "w", data), init_from=str(run))
+    assert e.value.hint == f"for an official TRM run, pass one of its step files, e.g. " \
+                           f"{run / 'step_0'}"
+
+
+def test_other_formats_say_what_to_do_with_them(step0, tmp_path):
+    """A safetensors file without its config.json was told what it is not and nothing more;
+    a whole model saved with torch.save(model), and a legacy (non-zip) step file cut short,
+    both got the hint about pickled objects, which says nothing of what to do with either."""
+    model, vocab, meta = import_official(step0, **SETTINGS)
+    weights = tmp_path / "weights.safetensors"
+    save_file({k: v.contiguous() for k, v in model.state_dict().items()}, str(weights))
+    for load in (import_official, load_checkpoint):
+        with pytest.raises(CheckpointError) as e:
+            load(weights, **SETTINGS)
+        assert e.value.hint.startswith("a safetensors file is read only as the "
+                                       "model.safetensors of a ptrm checkpoint folder"), load
+    torch.save(model, tmp_path / "whole.pt")
+    with pytest.raises(CheckpointError, match="it holds objects other than tensors") as e:
+        import_official(tmp_path / "whole.pt", **SETTINGS)
+    assert "torch.save(model.state_dict(), 'step_N')" in e.value.hint
+    legacy = tmp_path / "step_3"
+    torch.save(torch.load(step0, weights_only=True), legacy, _use_new_zipfile_serialization=False)
+    legacy.write_bytes(legacy.read_bytes()[: legacy.stat().st_size // 2])
+    with pytest.raises(CheckpointError, match="corrupt") as e:
+        import_official(legacy, **SETTINGS)
+    assert e.value.hint == "a damaged or incomplete copy: copy the step_N file again"
+
+
+def test_a_step_file_damaged_in_the_middle_is_refused(step0, tmp_path):
+    """torch.load does not check the zip's CRC-32s: a copy with a few bytes overwritten in
+    a tensor loaded without a word, as a model with wrong weights."""
+    data = bytearray(step0.read_bytes())
+    data[len(data) // 2: len(data) // 2 + 64] = b"\xff" * 64
+    damaged = tmp_path / "step_0"
+    damaged.write_bytes(bytes(data))
+    with pytest.raises(CheckpointError, match=r"step_0 is corrupt: its entry .* does not match "
+                                              r"the checksum stored with it") as e:
+        import_official(damaged, **SETTINGS)
+    assert "copy the step_N file again" in e.value.hint

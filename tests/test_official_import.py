@@ -76,3 +76,27 @@ def test_eval_on_golden_names_the_types_an_official_step_file_reads(tmp_path):
                                  "--seeds", "1", "--device", "cpu", "--no-plots", "-o",
                                  str(tmp_path / "ev")])
     assert r.exit_code == 2 and "--types sudoku" in " ".join(r.output.split()), r.output
+
+
+def test_solve_names_the_kind_of_puzzle_a_step_file_of_another_vocabulary_is_for(tmp_path):
+    """A maze-shaped TRM-Att step file (6 tokens; its length is in no weight) given a sudoku:
+    the error said "the weights do not say seq_len" and advised `--set`, which only led to
+    the next refusal. It says the vocabulary does not fit, and which installed family does."""
+    if "maze" not in installed_codecs() or "sudoku" not in installed_codecs():
+        pytest.skip("the maze and sudoku codecs are not installed")
+    cfg = TRMConfig(vocab_size=6, seq_len=900, hidden_size=32, num_heads=2, L_layers=1,
+                    H_cycles=1, L_cycles=1, puzzle_emb_ndim=0, puzzle_emb_len=0,
+                    halt_max_steps=2)
+    (tmp_path / "run").mkdir()
+    torch.save({PREFIX + k: v for k, v in TRM(cfg).state_dict().items()},
+               tmp_path / "run" / "step_9")
+    (tmp_path / "run" / "all_config.yaml").write_text(
+        "arch:\n  hidden_size: 32\n  num_heads: 2\n  H_cycles: 1\n  L_cycles: 1\n"
+        "  halt_max_steps: 2\n  pos_encodings: rope\n")
+    sudoku = ("53..7....6..195....98....6.8...6...34..8.3..17...2...6.6....28....419..5"
+              "....8..79")
+    r = CliRunner().invoke(app, ["solve", sudoku, "--codec", "sudoku", "-c",
+                                 str(tmp_path / "run" / "step_9"), "--device", "cpu"])
+    said = " ".join(r.output.split())
+    assert r.exit_code == 2 and "vocabulary of 6 tokens" in said, r.output
+    assert "families with 6 tokens: maze (30x30)" in said and "--set" not in said, r.output

@@ -167,11 +167,11 @@ def load_checkpoint(path, device="cpu", *, vocab: Vocab | None = None, config_ya
             _no_yaml(config_yaml, path)
             return _load_ours(path, path / WEIGHTS, device, vocab, overrides)
         raise CheckpointError(f"{path} is not a ptrm checkpoint (no {CONFIG})",
-                              hint=_checkpoint_inside(path))
+                              hint=checkpoint_inside(path))
     if path.suffix == ".safetensors":
         if not (path.parent / CONFIG).exists():
             raise CheckpointError(f"{path} has no {CONFIG} next to it, so its model config and "
-                                  "vocabulary are unknown")
+                                  "vocabulary are unknown", hint=_safetensors_hint(path))
         _no_yaml(config_yaml, path)
         return _load_ours(path.parent, path, device, vocab, overrides)
     if is_official_checkpoint(path):
@@ -195,12 +195,14 @@ def not_there(path: Path) -> CheckpointError:
         if left else f"{path.parent} holds no checkpoint any more")
 
 
-def _checkpoint_inside(folder: Path) -> str | None:
+def checkpoint_inside(folder: Path) -> str | None:
     """The checkpoint a folder that is not one most likely stands for: a `ptrm train` run
     folder (or its checkpoints/) holds best/ and last/; an official TRM run, step_N files."""
     for run in (folder / "checkpoints", folder):
         if (run / "best" / CONFIG).exists():
             return f"a `ptrm train` run: pass {run / 'best'} (or {run / 'last'})"
+        if (run / "last" / CONFIG).exists():  # no validation yet, or best's folder removed
+            return f"a `ptrm train` run: pass {run / 'last'}"
     steps = sorted((p for p in folder.glob("step_*") if p.is_file()),
                    key=lambda p: p.stat().st_mtime)
     return f"for an official TRM run, pass one of its step files, e.g. {steps[-1]}" \
@@ -367,6 +369,8 @@ def import_official(path, *, config_yaml=None, vocab: Vocab | None = None, devic
     _check_expansion(cfg, state, S, path)
 
     missing = [k for k in NOT_IN_WEIGHTS if k not in cfg]
+    if missing == ["seq_len"] and layout is not None:
+        raise _no_layout_for(path, cfg["vocab_size"], yaml_path)
     if missing:
         # the caller's data had no single family of this vocabulary size to take the length
         # from: often a model of another vocabulary (a maze model given a sudoku), so say so
@@ -420,6 +424,39 @@ def import_official(path, *, config_yaml=None, vocab: Vocab | None = None, devic
 _UNSEEN = object()  # a setting the weights do not show: never equal to a given value
 
 
+def _no_layout_for(path: Path, V: int, yaml_path: Path | None) -> CheckpointError:
+    """The error for a step file whose length only the data could give, and the data has no
+    single family of its vocabulary size: most often a model for another kind of puzzle (a
+    maze or ARC model given a sudoku). "The weights do not say seq_len", with advice to set
+    it, hid that: setting it only led to the next refusal. Name the families it does fit."""
+    fits = _families_of_size(V)
+    kinds = (f"the installed families with {V} tokens: {', '.join(fits)}: it is a model for "
+             "their puzzles" if fits else
+             f"no installed family has {V} tokens: a model for a puzzle type whose plugin is "
+             "not installed (`ptrm codecs` lists them)")
+    return CheckpointError(
+        f"{path} is a model with a vocabulary of {V} tokens, and no single token family of "
+        f"the data given here has {V} tokens (its sequence length, which a TRM-Att's weights "
+        "do not hold, would come from that family; "
+        + (f"{yaml_path} does not give it)" if yaml_path else "no all_config.yaml is beside "
+           "it)"),
+        hint=kinds + f". (Where several families of the data have {V} tokens, pick its run's: "
+             "`ptrm convert STEP --family F --out DIR`, and pass DIR.)")
+
+
+def _families_of_size(V: int) -> list[str]:
+    """'name (ROWSxCOLS)' of each installed codec family with V tokens. Imported here, in an
+    error's path only: the engine does not otherwise depend on the codec registry."""
+    try:
+        from .. import codec as registry
+
+        found = {f.name: f"{f.name} ({f.rows}x{f.cols})" for f in registry.families()
+                 if len(f.vocab) == V}
+    except PtrmError:  # a broken plugin must not hide the checkpoint's own error
+        return []
+    return sorted(found.values())
+
+
 def _origin(label: str, yaml_path: Path | None) -> str:
     """Where a setting came from, for an error message: the yaml file read, --set, ..."""
     if label == "all_config.yaml" and yaml_path is not None:
@@ -443,21 +480,31 @@ def _read_official(path: Path) -> tuple[dict, str]:
                               hint="copy the step_N file again")
     if not is_official_checkpoint(path):
         raise CheckpointError(f"{path} is not a file written by torch.save (an official TRM "
-                              f"checkpoint, step_N, is one)")
+                              f"checkpoint, step_N, is one)", hint=_safetensors_hint(path))
     if _zip_cut_short(path):  # torch's own message is a paragraph about miniz
         raise CheckpointError(f"{path} is cut short or corrupt: it begins as a torch.save "
                               f"archive but its end (the zip directory) is missing "
                               f"({path.stat().st_size:,} bytes)",
                               hint="an incomplete copy or download: copy the step_N file again")
+    if (damaged := _zip_damaged_entry(path)) is not None:
+        raise CheckpointError(f"{path} is corrupt: its entry {damaged} does not match the "
+                              "checksum stored with it",
+                              hint="a damaged copy: copy the step_N file again")
     try:
         obj = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:  # noqa: BLE001 - any failure here means "not a readable checkpoint"
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        if first.startswith("Weights only load failed"):  # torch's advice to drop the guard
+        pickled = first.startswith("Weights only load failed")
+        if pickled:  # torch's advice to drop the guard
             first = "it holds objects other than tensors"
+        # a whole model (torch.save(model)) needs its state_dict saved alone; anything else
+        # failing here is damage (a cut legacy file: "unexpected EOF"), which no save fixes
         raise CheckpointError(f"{path} is corrupt or not a plain tensor checkpoint: {first}",
-                              hint="only state_dict files are read (weights_only=True); "
-                                   "files that need arbitrary pickled objects are refused") from None
+                              hint="only state_dict files are read (weights_only=True), never "
+                                   "pickled objects: for a whole model saved with "
+                                   "torch.save(model), run torch.save(model.state_dict(), "
+                                   "'step_N') and pass that file" if pickled else
+                              "a damaged or incomplete copy: copy the step_N file again") from None
     if not isinstance(obj, dict) or not all(isinstance(v, torch.Tensor) for v in obj.values()):
         raise _not_a_state_dict(path, obj)
     anchors = [k for k in obj if k.endswith(ANCHOR)]
@@ -481,6 +528,30 @@ def _read_official(path: Path) -> tuple[dict, str]:
                               "not TRM (recursive_reasoning.trm, two states y and z, H_init and "
                               "L_init), the one model ptrm implements")
     return {k: v for k, v in state.items() if k not in NON_PERSISTENT}, prefix
+
+
+def _is_safetensors(path: Path) -> bool:
+    """A safetensors file: an 8-byte little-endian header length, then a JSON header."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(9)
+    except OSError:
+        return False
+    return len(head) == 9 and head[8:] == b"{" and \
+        0 < int.from_bytes(head[:8], "little") < path.stat().st_size
+
+
+def _safetensors_hint(path: Path) -> str | None:
+    """What to do with weights saved as safetensors without a ptrm config beside them: they
+    are read only as a checkpoint folder's model.safetensors (the config says the model's
+    settings and token table, which the tensors do not). Without this hint the user was told
+    what the file is not, and nothing else."""
+    if not _is_safetensors(path):
+        return None
+    return (f"a safetensors file is read only as the {WEIGHTS} of a ptrm checkpoint folder, "
+            f"with the {CONFIG} that `ptrm train` or `ptrm convert` writes beside it (pass the "
+            f"folder); an official TRM run is read from its step_N file (torch.save) and "
+            f"{OFFICIAL_CONFIG}")
 
 
 def _not_a_state_dict(path: Path, obj) -> CheckpointError:
@@ -512,6 +583,22 @@ def _zip_cut_short(path: Path) -> bool:
         if f.read(4) != b"PK\x03\x04":
             return False
     return not zipfile.is_zipfile(path)
+
+
+def _zip_damaged_entry(path: Path) -> str | None:
+    """The first entry of a torch.save zip archive whose bytes fail their CRC-32, or None.
+    torch.load does not check them, so a copy damaged in the middle loaded as a model with
+    silently wrong weights; reading the file once more costs little next to loading it."""
+    import zipfile
+
+    with open(path, "rb") as f:
+        if f.read(4) != b"PK\x03\x04":
+            return None
+    try:
+        with zipfile.ZipFile(path) as z:
+            return z.testzip()
+    except (zipfile.BadZipFile, OSError, EOFError):  # a damaged directory: torch.load says so
+        return None
 
 
 def _infer_from_weights(sd: dict) -> tuple[dict, int | None]:

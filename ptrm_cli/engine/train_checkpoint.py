@@ -266,6 +266,10 @@ def restore(tr: Trainer, path: Path, *, exact: bool) -> None:
     official TRM step_N file (settings from the all_config.yaml beside it)."""
     from . import checkpoint as ck
 
+    if path.name == CKPT_WEIGHTS and path.is_file() and (path.parent / CKPT_CONFIG).is_file():
+        # the weights file of a checkpoint folder, as solve and eval take it: its folder (it
+        # was "no config.json", with the config right beside it)
+        path = path.parent
     official = path.is_file() and ck.is_official_checkpoint(path)
     if official and not exact:  # its own table is a placeholder: it takes the dataset's, and
         # the dataset's length where neither the weights (TRM-Att's) nor the yaml say it
@@ -281,9 +285,7 @@ def restore(tr: Trainer, path: Path, *, exact: bool) -> None:
             raise ck.not_there(path)
         raise PtrmError(f"{path} is not a ptrm checkpoint folder (no {CKPT_CONFIG})",
                         hint=f"{path} is a run folder: --init-from {run / 'best'} (or "
-                             f"{run / 'last'})" if run.is_dir() else
-                        "--init-from takes a checkpoint folder (`ptrm train` writes them in "
-                        "RUN_DIR/checkpoints) or an official TRM step_N file")
+                             f"{run / 'last'})" if run.is_dir() else _what_to_init_from(path))
     else:
         doc, ckpt_cfg, vocab = ck.read_config(path)
         tr.inherited_trained_on = (doc.get("meta") or {}).get("trained_on")
@@ -375,6 +377,16 @@ def restore(tr: Trainer, path: Path, *, exact: bool) -> None:
         tr.rewarm_from = tr.step                        # fresh moments: optional re-warm-up
     if not changed:
         tr.stream.load_state(state["stream"])
+
+
+def _what_to_init_from(path: Path) -> str:
+    """The hint for an --init-from that is no checkpoint: an official TRM run's folder names
+    one of its step files (it said only what --init-from takes, leaving the user to look)."""
+    from .checkpoint import checkpoint_inside
+
+    inside = checkpoint_inside(path) if path.is_dir() else None
+    return inside or ("--init-from takes a checkpoint folder (`ptrm train` writes them in "
+                      "RUN_DIR/checkpoints) or an official TRM step_N file")
 
 
 def _settings_changed(was: dict | None, now: dict) -> str:
