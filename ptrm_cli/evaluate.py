@@ -30,6 +30,7 @@ from typing import Callable, NamedTuple
 import numpy as np
 import torch
 
+from . import __version__
 from .engine.sampler import PERTURB
 from .errors import PtrmError
 from .eval_resume import FORMAT as PARTIAL_FORMAT, NAME as PARTIAL, SavedRuns, \
@@ -248,15 +249,14 @@ def run_eval(loaded: LoadedModel, ev: EvalSet, s: EvalSettings, *,
     groups = groups_of(ev)
     price = usd_per_hour(loaded.device)
     fps = flops_per_step(cfg)
-    units_total = P * (s.K * s.D * len(s.sigmas) * len(s.seeds) + sum(s.det_D))
-    units_done = 0.0
     saved = saved or SavedRuns.disabled()
-
-    def skip(K, D):  # a restored run: its share of the progress bar is done
-        nonlocal units_done
-        units_done += P * K * D
-        if progress is not None:
-            progress(min(1.0, units_done / units_total))
+    # progress counts only what this command computes: restored runs counted as done made a
+    # resumed run's time left an estimate from the warm-up alone (~12 s left where 40 s were)
+    det_steps = sum(d for d in s.det_D if saved.get(det_key(d)) is None)
+    ptrm_runs = sum(_stale(saved.get(ptrm_key(sg, sd)), record=si == 0 and sd == s.seeds[0],
+                           curve=si == 0) for si, sg in enumerate(s.sigmas) for sd in s.seeds)
+    units_total = P * (det_steps + s.K * s.D * ptrm_runs)
+    units_done = 0.0
 
     def run(K, D, sigma, seed, record, chunk_rows):
         """One run, halted if the settings say so: then `used` is {"halt_steps": the mean
@@ -293,7 +293,6 @@ def run_eval(loaded: LoadedModel, ev: EvalSet, s: EvalSettings, *,
     for d in s.det_D:
         if (entry := saved.get(det_key(d))) is not None:
             det.append(entry)
-            skip(1, d)
             continue
         out, valid, t_model, t_verify, used = run(1, d, 0.0, 0, False, s.det_chunk_rows)
         det.append({"D": d, "K": 1, "sigma": 0.0, "equal_compute": d == s.K * s.D and s.K > 1,
@@ -308,9 +307,7 @@ def run_eval(loaded: LoadedModel, ev: EvalSet, s: EvalSettings, *,
             record = si == 0 and seed == s.seeds[0]
             key = ptrm_key(sigma, seed)
             done = saved.get(key)
-            # run it: not saved, or saved without what this run records (or judged otherwise)
-            if done is None or (record and _judge(done["q_steps"]) != CURVE_JUDGE) or \
-                    (si == 0 and _judge(done["curve"]) != CURVE_JUDGE):
+            if _stale(done, record=record, curve=si == 0):
                 out, valid, t_model, t_verify, used = run(s.K, s.D, sigma, seed, record,
                                                           s.chunk_rows)
                 done = _ptrm_run(out, valid, ev.labels, groups, s, sigma, seed,
@@ -318,8 +315,6 @@ def run_eval(loaded: LoadedModel, ev: EvalSet, s: EvalSettings, *,
                                  curve=si == 0,
                                  record=record)
                 saved.put(key, done)
-            else:
-                skip(s.K, s.D)
             runs.append(done["run"])
             per_puzzle = _add(per_puzzle, {j: {k: torch.tensor(v) for k, v in d.items()}
                                            for j, d in done["scores"].items()})
@@ -340,7 +335,8 @@ def run_eval(loaded: LoadedModel, ev: EvalSet, s: EvalSettings, *,
         "format": FORMAT,
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "checkpoint": loaded.path, "device": _device_name(loaded.device),
-        "torch": torch.__version__,
+        # the versions that ran it, as a checkpoint records them ("ptrm" holds the PTRM runs)
+        "ptrm_version": __version__, "torch": torch.__version__,
         "model": {"parameters": count_parameters(loaded.model), "flops_per_step": fps,
                   "config": cfg.to_dict(), "weights_sha256": weights_sha256(loaded.path)},
         "split": {"name": ev.name, "source": ev.source, "n": P, "types": counts,
@@ -453,6 +449,13 @@ def _add(acc, sc):
     if acc is None:
         return new
     return {j: {k: acc[j][k] + new[j][k] for k in d} for j, d in new.items()}
+
+
+def _stale(done: dict | None, *, record: bool, curve: bool) -> bool:
+    """A PTRM run to compute: not saved, or saved without what this run records (its Q over
+    steps, its width curve) or with them judged otherwise."""
+    return done is None or (record and _judge(done["q_steps"]) != CURVE_JUDGE) or \
+        (curve and _judge(done["curve"]) != CURVE_JUDGE)
 
 
 def _judge(saved: dict | None) -> str | None:

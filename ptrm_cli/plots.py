@@ -129,7 +129,7 @@ def q_steps(report: dict, path: Path) -> Path:
         d = qs[name]
         if not d.get("n"):
             continue
-        label = f"{name} (n={d['n']})"
+        label = f"{name} ({d['n']} rollouts)"  # n of the title counts puzzles
         ax.plot(steps, d["q_mean"], color=COLORS[name], label=label + ", mean and 25-75%")
         ax.fill_between(steps, d["q_p25"], d["q_p75"], color=COLORS[name], alpha=0.2, lw=0)
         ax2.plot(steps, [100 * v for v in d["cell_accuracy"]], color=COLORS[name], label=label)
@@ -137,12 +137,15 @@ def q_steps(report: dict, path: Path) -> Path:
     ax.set_ylabel("sigmoid(Q)")
     ax.set_ylim(-0.02, 1.02)
     by = "the rules" if qs.get("judge") == "rules" else "label"
-    ax.set_title(f"Q over steps (σ={qs['sigma']:g}{_on(report)}, seed {qs['seed']}): rollouts "
-                 f"ending correct vs incorrect by {by}{_halted(report)}", fontsize=9)
+    # over both panels, on two lines: as one panel's title it ran past the figure's left edge
+    fig.suptitle(_title(report, f"Q over steps, σ={qs['sigma']:g}{_on(report)}, seed "
+                                f"{qs['seed']}") +
+                 f"\nrollouts ending correct vs incorrect by {by}", fontsize=9)
+    ax.set_title("confidence over steps", fontsize=9)
     ax2.set_ylim(-2, 102)
     ax2.set_xlabel("supervision step")
     ax2.set_ylabel("% cells correct")
-    ax2.set_title("cell accuracy over steps", fontsize=9)
+    ax2.set_title("cell accuracy over steps (by label)", fontsize=9)
     from matplotlib.ticker import MaxNLocator
 
     for a in (ax, ax2):

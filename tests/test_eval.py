@@ -97,6 +97,17 @@ def test_eval_writes_report_and_plots(report):
         assert rep["files"][name] == str(path)
 
 
+def test_eval_report_names_the_versions_that_made_it(report):
+    """A report said which torch ran it but not which ptrm: two reports of one checkpoint
+    could differ by the evaluator's version with nothing in them to tell (a checkpoint
+    records both)."""
+    import ptrm_cli
+
+    rep, _ = report
+    assert (rep["ptrm_version"], rep["torch"]) == (ptrm_cli.__version__, torch.__version__)
+    assert isinstance(rep["ptrm"], list)  # the PTRM runs keep their key
+
+
 def test_eval_report_contents(report, ckpt):
     rep, _ = report
     assert rep["split"]["n"] == 5 and rep["split"]["types"] == {"sudoku": 5}
@@ -202,6 +213,20 @@ def test_sigma_from_a_validation_sweep(report, ckpt, dataset, tmp_path):
     assert r.exit_code == 2 and "validation" in r.output
     r = ptrm("eval", "--sigma", "0.1", "--sigma-from", tmp_path / "tie.json", "-c", ckpt)
     assert r.exit_code == 2 and "one of them" in r.output
+
+def test_sigma_from_is_recorded_as_the_sweep_report_file(report, ckpt, dataset, tmp_path,
+                                                        monkeypatch):
+    """`--sigma-from v1` was recorded as "v1": relative to wherever the command ran, and a
+    folder, so a report read later did not say which file chose its σ."""
+    _, out = report
+    monkeypatch.chdir(out.parent)
+    r = ptrm("eval", "--split", "val", "--data", dataset, "-c", ckpt, "--K", 2, "--D", 1,
+             "--seeds", 1, "--det-D", 1, "--sigma-from", out.name, "--no-plots",
+             "--out", tmp_path / "o", "--json")
+    assert r.exit_code == 0, r.output
+    recorded = json.loads(r.stdout)["settings"]["sigma_from"]["report"]
+    assert recorded == str((out / "report.json").resolve())
+
 
 def test_eval_tables(ckpt, dataset, tmp_path):
     r = ptrm("eval", "--split", "val", "--data", dataset, "-c", ckpt, "--K", 2, "--D", 1,
@@ -617,6 +642,33 @@ def test_interrupted_eval_resumes_with_only_the_missing_runs(report, ckpt, datas
     resumed = json.loads((out / "report.json").read_text())
     for key in ("ptrm", "deterministic", "width_curve", "q_steps", "split"):
         _close(_strip_times(resumed[key]), _strip_times(whole[key]), key)
+
+
+def test_resumed_progress_counts_only_the_runs_computed_now(ckpt, dataset, tmp_path,
+                                                           monkeypatch):
+    """Restored runs were counted as done work: a resume printed "62% · 19 s elapsed · ~12 s
+    left" before computing anything (19 s of warm-up), where 40 s were left. Progress now
+    starts from the first computed chunk and reaches 100% at the end."""
+    from contextlib import contextmanager
+
+    from ptrm_cli.commands import eval as eval_cmd
+
+    args, calls = _interrupted_eval(monkeypatch, ckpt, dataset, tmp_path / "ev")
+    seen = []  # (timed runs started so far, fraction reported)
+
+    @contextmanager
+    def recording(label):
+        yield lambda fraction: seen.append((len(calls), fraction))
+
+    monkeypatch.setattr(eval_cmd, "fraction_progress", recording)
+    r = ptrm(*args, "--resume")
+    assert r.exit_code == 0, r.output
+    assert len(calls) == 3 and seen, seen
+    assert all(started > 0 for started, _ in seen), seen  # nothing before the first run
+    fractions = [f for _, f in seen]
+    assert fractions == sorted(fractions) and fractions[-1] == pytest.approx(1.0)
+    # each of the three runs left is a third of the work (its chunks report as they finish)
+    assert max(f for started, f in seen if started == 1) == pytest.approx(1 / 3)
 
 
 def test_an_out_that_cannot_take_the_report_is_refused_before_the_puzzles_load(

@@ -215,3 +215,44 @@ def test_plot_titles_say_the_answers_were_halted(tmp_path):
     assert plots._title(report, "σ sweep").endswith("D=16")
     del report["settings"]["halt"]  # reports from before --halt
     assert plots._title(report, "σ sweep").endswith("D=16")
+
+
+def _texts_outside(fig) -> list[str]:
+    """The titles and labels of a drawn figure that reach past its edges (cut off in the PNG)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)  # as savefig draws a PNG: constrained layout included
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    box = fig.bbox
+    texts = [fig._suptitle] + [t for ax in fig.axes for t in (
+        ax.title, ax._left_title, ax._right_title, ax.xaxis.label, ax.yaxis.label,
+        *(ax.get_legend().get_texts() if ax.get_legend() else []))]
+    out = []
+    for text in texts:
+        if text is None or not text.get_text() or not text.get_visible():
+            continue
+        ext = text.get_window_extent(renderer)
+        if ext.x0 < box.x0 - 1 or ext.x1 > box.x1 + 1 or ext.y1 > box.y1 + 1:
+            out.append(text.get_text())
+    return out
+
+
+def test_plot_titles_fit_inside_their_figures(tmp_path, monkeypatch):
+    """q_steps.png's title ran past the figure's left edge: 'Q over steps (σ=' was cut off, so
+    the PNG did not say what it shows. Every title and label must lie inside the image, even
+    for a y run under --halt (the longest titles)."""
+    from pathlib import Path
+
+    from ptrm_cli import plots
+
+    rep = json.loads((Path(__file__).parents[1] / "docs" / "runs" /
+                      "ppb9-2026-11-27-v_new_y.json").read_text())
+    rep["settings"]["halt"] = 0.5
+    figures, figure = [], plots._figure
+    monkeypatch.setattr(plots, "_figure", lambda *a, **k: figures.append(figure(*a, **k)) or
+                        figures[-1])
+    plots.write_all(rep, tmp_path)
+    assert len(figures) == 3
+    for fig, axes in figures:
+        assert _texts_outside(fig) == []

@@ -291,7 +291,9 @@ def evaluate(
                     ) from None
         report["settings"]["sigma_source"] = sigma_source
         if sigma_from is not None:  # where sigma came from, for whoever reads the report later
-            report["settings"]["sigma_from"] = {"report": str(sigma_from), "split": on,
+            # as an absolute file: `-o v1` given as `--sigma-from v1` named no file elsewhere
+            sweep = ev_mod.report_file(sigma_from.expanduser()).resolve()
+            report["settings"]["sigma_from"] = {"report": str(sweep), "split": on,
                                                 "halt": choice.halt}
         _write_and_show(report, out, plots=plots, as_json=as_json)
         saved.finish()
