@@ -193,14 +193,16 @@ def load_source_file(path: Path, loaded: LoadedModel, *, limit: int | None = Non
             theirs = [n for n, c in codecs.items() if any(
                 reads_family(loaded, f) for f in c.families)]
             readable = sorted(held & set(theirs))
-            if readable:
-                raise PtrmError(str(e), hint=f"--types {','.join(readable)} evaluates the "
-                                             "puzzles of the types this model reads") from None
+            where = "the PPBench golden set" if name == "golden" else str(path)
+            order = [g for g in GOLDEN_TYPES if g in held] + sorted(held - set(GOLDEN_TYPES))
+            if readable:  # e names the first puzzle's type only ("no heyawake family...")
+                raise PtrmError(f"{where} holds {', '.join(order)}; this model reads only "
+                                f"{', '.join(readable)} of them",
+                                hint=f"--types {','.join(readable)} evaluates the "
+                                     "puzzles of the types this model reads") from None
             if has_no_table(loaded):  # an official step_N file: its own message
                 raise
             # a model of another family (a plugin's own): none of these puzzles is for it
-            where = "the PPBench golden set" if name == "golden" else str(path)
-            order = [g for g in GOLDEN_TYPES if g in held] + sorted(held - set(GOLDEN_TYPES))
             raise PtrmError(
                 f"{where} holds no puzzles of the types a {loaded.vocab.family!r} model reads "
                 f"({', '.join(theirs) or 'no installed codec reads that family'}): it holds "

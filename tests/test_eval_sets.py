@@ -174,7 +174,10 @@ def test_types_apply_before_the_family_check(native_model, tmp_path):
     f = write_jsonl(tmp_path / "mixed.jsonl", [rec for _, rec in reversed(found)])
     ev = eval_sets.resolve_split(f, None, loaded, types=["sudoku"], limit=1)
     assert ev.types == ["sudoku"] and ev.inputs.shape == (1, 81)
-    with pytest.raises(PtrmError, match="lightup") as e:
+    # every type the file holds, and which of them the model reads (it named the first
+    # puzzle's type alone: "no lightup family has that layout")
+    with pytest.raises(PtrmError, match=r"holds sudoku, lightup; this model reads only sudoku "
+                                        r"of them") as e:
         eval_sets.resolve_split(f, None, loaded)
     # the way out named (it said to pass -c CHECKPOINT, which the user had done)
     assert e.value.hint.startswith("--types sudoku evaluates")
