@@ -267,24 +267,7 @@ def profile_kernels(fn, device: torch.device, what: str) -> dict:
         _sync(device)
     rows = []
     for ev in prof.key_averages():
-        if device.type == "cuda":
-            # kernels only (device events); CPU-side ops and compiled-region markers would
-            # count their kernels a second time
-            kind = getattr(ev, "device_type", None)
-            if kind is not None and kind != torch.autograd.DeviceType.CUDA:
-                continue
-            t = getattr(ev, "self_device_time_total", None)
-            if t is None:
-                t = getattr(ev, "self_cuda_time_total", 0)
-            if kind is None and ev.key.startswith(("aten::", "cuda", "Torch-Compiled", "##")):
-                continue
-        else:
-            t = ev.self_cpu_time_total
-            if not ev.key.startswith(("aten::", "cpp_fused", "kernel_cpp")) or \
-                    ev.key in ("aten::empty", "aten::empty_strided", "aten::as_strided",
-                               "aten::view", "aten::slice", "aten::select", "aten::t",
-                               "aten::transpose", "aten::reshape", "aten::expand"):
-                continue
+        t = _kernel_time(ev) if device.type == "cuda" else _cpu_op_time(ev)
         if t and t > 0:
             rows.append({"name": ev.key, "time_us": float(t), "calls": int(ev.count),
                          "kind": _kind(ev.key)})
@@ -295,6 +278,33 @@ def profile_kernels(fn, device: torch.device, what: str) -> dict:
         shares[r["kind"]] = shares.get(r["kind"], 0.0) + r["time_us"] / total
     return {"mode": "profile", "what": what, "device_time_us": total,
             "kernels": sum(r["calls"] for r in rows), "shares": shares, "top": rows[:25]}
+
+
+def _kernel_time(ev) -> float | None:
+    """A profiler event's own device time if it is a kernel, else None. CPU-side ops and
+    compiled-region markers would count their kernels a second time, and so would a range
+    drawn on the GPU's timeline (a user annotation: DDP's `DistributedDataParallel.forward`
+    spans the whole forward, and was 38% of a 4-GPU training update's "kernel time")."""
+    kind = getattr(ev, "device_type", None)
+    if kind is not None and kind != torch.autograd.DeviceType.CUDA:
+        return None
+    if getattr(ev, "is_user_annotation", False):
+        return None
+    if kind is None and ev.key.startswith(("aten::", "cuda", "Torch-Compiled", "##")):
+        return None
+    t = getattr(ev, "self_device_time_total", None)
+    return getattr(ev, "self_cuda_time_total", 0) if t is None else t
+
+
+def _cpu_op_time(ev) -> float | None:
+    """A profiler event's own CPU time if it is an op that computes (not a view or an
+    allocation), else None."""
+    if not ev.key.startswith(("aten::", "cpp_fused", "kernel_cpp")) or \
+            ev.key in ("aten::empty", "aten::empty_strided", "aten::as_strided", "aten::view",
+                       "aten::slice", "aten::select", "aten::t", "aten::transpose",
+                       "aten::reshape", "aten::expand"):
+        return None
+    return ev.self_cpu_time_total
 
 
 # -- scaling over the launched GPUs ---------------------------------------------------------------

@@ -35,6 +35,28 @@ def test_profile_groups_kernel_time_by_kind():
     assert all(params[0] == 1)  # the function ran, once
 
 
+def test_gpu_profile_counts_kernels_not_ranges_on_the_gpu_timeline():
+    """On a GPU only kernels count: DDP's `DistributedDataParallel.forward` range (a user
+    annotation drawn on the GPU timeline) was 38% of a 4-GPU update's "kernel time", and CPU
+    ops and compiled-region markers would count their kernels twice. (Fake events: CI has
+    no GPU.)"""
+    from types import SimpleNamespace as Ev
+
+    from ptrm_cli.bench_modes import _kernel_time
+
+    cuda, cpu = torch.autograd.DeviceType.CUDA, torch.autograd.DeviceType.CPU
+    kernel = Ev(key="nvjet_sm90_tst_256x128", device_type=cuda, is_user_annotation=False,
+                self_device_time_total=7.0)
+    assert _kernel_time(kernel) == 7.0
+    assert _kernel_time(Ev(key="DistributedDataParallel.forward", device_type=cuda,
+                           is_user_annotation=True, self_device_time_total=18.0)) is None
+    assert _kernel_time(Ev(key="aten::mm", device_type=cpu, is_user_annotation=False,
+                           self_device_time_total=7.0)) is None
+    # torch builds without device_type: kernels by name, the old time attribute
+    assert _kernel_time(Ev(key="Torch-Compiled Region", self_cuda_time_total=9.0)) is None
+    assert _kernel_time(Ev(key="triton_poi_fused_mul", self_cuda_time_total=3.0)) == 3.0
+
+
 def run(tmp_path, *args) -> dict:
     out = tmp_path / "bench.json"
     r = subprocess.run([sys.executable, str(SCRIPT), "--tiny", "--compile", "off", "--device",
