@@ -5,6 +5,7 @@ goes in through `esc`: `[b]` in a file name must print as itself, not open a sty
 the printer. Emoji codes stay off for the same reason (`:x:` in a device name is text).
 """
 
+import codecs
 import os
 import sys
 import time
@@ -35,6 +36,43 @@ class _Console(Console):
         raise SystemExit(EXIT_BROKEN_PIPE)
 
 
+#: ASCII stand-ins for the characters the boards and messages draw with, used on a stream
+#: that cannot encode them (an ASCII locale without Python's UTF-8 mode, PYTHONIOENCODING=ascii,
+#: a legacy code page): there printing a solved board raised UnicodeEncodeError, a traceback
+#: and exit 1 ("unsolved") after the solve. Shakashaka's triangles become their diagonals.
+ASCII_STANDINS = {
+    **dict.fromkeys("─━═", "-"), **dict.fromkeys("│┃║", "|"),
+    **dict.fromkeys("┌┐└┘├┤┬┴┼", "+"),
+    "·": ".", "●": "*", "■": "#", "█": "#", "◤": "/", "◢": "/", "◥": "\\", "◣": "\\",
+    "σ": "sigma", "≥": ">=", "≤": "<=", "×": "x", "…": "...", "—": "-", "–": "-",
+}
+ASCII_ERRORS = "ptrm-ascii"
+
+
+def _ascii_standin(err: UnicodeError) -> tuple[str, int]:
+    if not isinstance(err, UnicodeEncodeError):
+        raise err
+    bad = err.object[err.start:err.end]
+    return "".join(ASCII_STANDINS.get(ch, "?") for ch in bad), err.end
+
+
+codecs.register_error(ASCII_ERRORS, _ascii_standin)
+
+
+def draw_within_encoding(stream) -> None:
+    """Let a stream that cannot encode the drawing characters write ASCII stand-ins instead."""
+    try:
+        "".join(ASCII_STANDINS).encode(stream.encoding or "ascii")
+    except (UnicodeEncodeError, LookupError):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors=ASCII_ERRORS)
+    except (AttributeError, TypeError):  # not a text stream (a test harness's)
+        pass
+
+
+for _stream in (sys.stdout, sys.stderr):
+    if _stream is not None:
+        draw_within_encoding(_stream)
 console = _Console(emoji=False)
 err_console = _Console(stderr=True, emoji=False)
 for _c in (console, err_console):

@@ -232,7 +232,9 @@ def test_render_shows_clues_and_shading():
     parsed = CODEC.parse("tapa\n1,3 # .\n- # #")
     text = CODEC.render(parsed.puzzle, parsed.solution)
     assert isinstance(text, Text)
-    assert "13" in text.plain and "?" in text.plain and "██" in text.plain
+    # a clue of several numbers keeps its commas: "13" read as thirteen
+    assert "1,3" in text.plain and "13" not in text.plain
+    assert "?" in text.plain and "██" in text.plain
 
 
 # -- bad input -----------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 
 from rich.console import Console
 
@@ -35,3 +36,38 @@ def test_fraction_progress_on_a_terminal_is_a_transient_bar(monkeypatch):
         update(0.5)
         update(1.0)
     assert "eval 50%" not in buf.getvalue()  # no log lines: the bar, cleared at the end
+
+
+def test_a_stream_that_cannot_encode_the_drawing_writes_ascii_standins():
+    """An ASCII stdout (PYTHONIOENCODING=ascii, a C locale without Python's UTF-8 mode, a
+    legacy code page) raised UnicodeEncodeError at the first board line: a traceback after
+    the solve, and exit 1, which `ptrm solve` means as "unsolved"."""
+    from ptrm_codecs.shakashaka import GLYPHS
+
+    raw = io.BytesIO()
+    stream = io.TextIOWrapper(raw, encoding="ascii")
+    console_mod.draw_within_encoding(stream)
+    Console(file=stream, width=100, emoji=False).print(
+        "┌─┐\n│●│ ■ █ · " + "".join(GLYPHS.values()) + " σ=0.5")
+    stream.flush()
+    assert raw.getvalue().decode("ascii").splitlines() == [
+        "+-+", "|*| # # . " + "".join(console_mod.ASCII_STANDINS[g] for g in GLYPHS.values())
+        + " sigma=0.5"]
+    assert all(console_mod.ASCII_STANDINS.get(g, "?") != "?" for g in GLYPHS.values())
+
+
+def test_an_ascii_stdout_is_set_up_when_the_console_loads():
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONIOENCODING": "ascii"}
+    done = subprocess.run([sys.executable, "-c", "from ptrm_cli.console import console; "
+                           "console.print('┌─●─┐')"], env=env, capture_output=True)
+    assert done.returncode == 0, done.stderr.decode(errors="replace")
+    assert done.stdout.decode("ascii").strip() == "+-*-+"
+
+
+def test_a_utf8_stream_keeps_its_drawing():
+    stream = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+    console_mod.draw_within_encoding(stream)
+    assert stream.errors == "strict"

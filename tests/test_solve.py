@@ -174,6 +174,30 @@ def test_exit_1_when_no_rollout_satisfies_the_rules(ckpt, sudoku):
     assert "device=cpu" in r.stdout and "rollouts agree" in r.stdout
 
 
+def test_an_unsolved_puzzle_says_what_was_shown_and_what_to_try_next(ckpt, sudoku):
+    """It said "shown: the verified pick" (no pick is verified then: the selector falls back
+    to the highest Q) and ended there, leaving a puzzle person no way forward."""
+    codec, puzzle, _ = sudoku
+    r = ptrm("solve", codec.to_url(puzzle), "-c", ckpt, "--K", 3, "--D", 1, "--seed", 5)
+    out = " ".join(r.stdout.split())
+    assert r.exit_code == 1 and "verified pick" not in out
+    assert "shown: the most confident rollout, with" in out
+    assert "to try harder: more rollouts, --K 12" in out and "--seed 6" in out
+    r = ptrm("solve", codec.to_url(puzzle), "-c", ckpt, "--K", 3, "--D", 1, "--time-limit",
+             100, "--device", "cpu")  # a time limit would stop the extra rollouts too
+    assert "--K 12 --time-limit 0 (no time limit; minutes on a CPU)" in " ".join(r.stdout.split())
+
+
+def test_a_solved_puzzle_gets_no_advice_and_an_early_stop_says_why(ckpt, sudoku):
+    *_, full = sudoku
+    r = ptrm("solve", full, "-c", ckpt, "--K", 8, "--D", 1, "--wave", 2)
+    out = " ".join(r.stdout.split())
+    assert r.exit_code == 0 and "to try harder" not in out
+    assert "2 of K=8 rollouts run, stopped at step 1 of D=1 (an answer satisfied the " \
+           "rules)" in out
+    assert "stopped early of" not in out  # was "2 rollouts (stopped early of K=8)"
+
+
 def test_agreement_compares_answers_not_tokens(ckpt, sudoku):
     # every cell given: the rollouts' tokens differ, their decoded answers cannot
     *_, full = sudoku

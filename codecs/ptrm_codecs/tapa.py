@@ -297,11 +297,11 @@ class TapaCodec(ClueShadingTokens, GridCodec):
     def render(self, puzzle, solution=None):
         def cell(r, c):
             clue = puzzle.clues[r][c]
-            if clue:
-                return Text(clue_text(clue, "", "?"), style="bold cyan")
+            if clue:  # "1,3" as a grid is typed: "13" read as thirteen
+                return Text(clue_text(clue, ",", "?"), style="bold cyan")
             return shading_glyph(int(solution.grid[r, c]) if solution is not None else UNSHADED)
 
-        width = max([2] + [len(clue) for row in puzzle.clues for clue in row])
+        width = max([2] + [2 * len(clue) - 1 for row in puzzle.clues for clue in row])
         return boxed([[cell(r, c) for c in range(puzzle.cols)] for r in range(puzzle.rows)],
                      width=width)
 

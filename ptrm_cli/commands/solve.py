@@ -101,9 +101,18 @@ def solve(
 ):
     """Solve one puzzle with PTRM: K noisy rollouts, pick one, check it against the rules.
 
-    The input's type is read from it (a URL's or pzprv3's type name, a grid's first line); the
-    defaults on a CPU are smaller and say so (docs/INFERENCE.md). Exit status: 0 solved (the
-    answer satisfies the rules), 1 no rules-valid answer found, 2 a usage or input error.
+    A rollout is one attempt of the model; each is run with other noise, so more of them
+    (--K) find more answers and take longer. The input's type is read from it (a URL's or
+    pzprv3's type name, a grid's first line); `ptrm codecs` lists the types and `ptrm codecs
+    TYPE` how a grid of that type is written. The defaults on a CPU are smaller and say so
+    (docs/INFERENCE.md).
+
+    "solved" means an exact checker of the puzzle's rules, not the model, accepted the answer
+    shown; "confidence" is the model's own estimate. Otherwise the answer picked is shown
+    with the rules it breaks, and what to try next.
+
+    Exit status: 0 solved, 1 no rules-valid answer found, 2 a usage or input error, 130
+    interrupted.
 
     Examples:
 
@@ -333,7 +342,7 @@ def _show(res: "solver.SolveResult", matches, s: dict) -> None:
                       f"violation(s):", highlight=False, soft_wrap=True)
     else:
         console.print(f"[bold red]no rules-valid solution[/] among {res.rollouts} rollouts; "
-                      f"shown: the {s['selector']} pick, with "
+                      f"shown: {_shown_pick(s['selector'])}, with "
                       f"{len(res.violations)} rule violation(s):", highlight=False,
                       soft_wrap=True)
     if _judges(res) and not res.valid:
@@ -345,19 +354,23 @@ def _show(res: "solver.SolveResult", matches, s: dict) -> None:
     if matches is not None:
         console.print("matches the answer given in the input" if matches
                       else "[yellow]differs from the answer given in the input[/]")
-    early = f" (stopped early of K={s['K']})" if res.stopped_early else ""
+    run = (f"{res.rollouts} of K={s['K']} rollouts run, stopped at step {res.chosen_step} of "
+           f"D={s['D']} (an answer satisfied the rules)" if res.stopped_early
+           else f"{res.rollouts} rollouts")
     # unjudged, every rollout passes the (empty) check: a count of "valid" ones would mislead
     valid = f"{res.valid_rollouts} valid · " if _judges(res) else ""
     console.print(
         f"confidence {res.confidence:.3f} (Q {res.q:+.2f}) · {res.agree}/{res.rollouts} rollouts "
-        f"agree · {valid}{res.rollouts} rollouts{early} in "
-        f"{res.time_s:.2f} s", highlight=False, soft_wrap=True)
+        f"agree · {valid}{run} in {res.time_s:.2f} s", highlight=False, soft_wrap=True)
     url = c.solution_url(res.puzzle, res.solution)
     if url:
         console.print(f"open: {esc(url)}", highlight=False, soft_wrap=True)
     if res.timed_out:
         console.print(f"[yellow]time limit of {s['time_limit']:g} s reached[/]: the answer is the "
                       f"best of the rollouts so far (--time-limit to change)", highlight=False)
+    if _judges(res) and not res.valid_rollouts:
+        console.print(f"[yellow]to try harder:[/] {_try_harder(res, s)}", highlight=False,
+                      soft_wrap=True)
     console.print(f"[dim]K={s['K']} D={s['D']} sigma={s['sigma']:g}"
                   f"{solver.SIGMA_NOTES[s['sigma_source']]} "
                   f"perturb={s['perturb']} "
@@ -371,6 +384,22 @@ def _show(res: "solver.SolveResult", matches, s: dict) -> None:
         console.print(f"[dim]CPU defaults: {' '.join(parts)} (GPU: K={GPU_K} in one wave, "
                       f"no time limit); set --K, --wave, --time-limit, --threads to change[/]",
                       highlight=False, soft_wrap=True)
+
+
+def _shown_pick(selector: str) -> str:
+    """The rollout shown when none is rules-valid, in words: `verified` falls back to best_q."""
+    return "the most confident rollout" if selector in ("verified", "best_q") else \
+        f"the {selector} pick"
+
+
+def _try_harder(res: "solver.SolveResult", s: dict) -> str:
+    """What to run next when no rollout was rules-valid: each rollout is another noisy try, so
+    more of them (and the time to run them), or other noise, can find one these did not."""
+    more = f"--K {min(4 * s['K'], MAX_ROLLOUTS)}"
+    if s["time_limit"] is not None:  # more rollouts would only hit the same limit
+        more += " --time-limit 0 (no time limit" + \
+            ("; minutes on a CPU)" if s["device"] == "cpu" else ")")
+    return f"more rollouts, {more}; or other noise, --seed {s['seed'] + 1}"
 
 
 def _unjudged(c, fmt: str) -> str:
