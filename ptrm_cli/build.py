@@ -184,6 +184,7 @@ def build(sources: Iterable[str | Path], out: str | Path | None,
         notes.append("PPBench records were read without a golden file, so golden puzzles among "
                      "them are not kept out of train/val: pass --golden golden_300.jsonl"
                      + _bundled_golden_hint())
+    notes += _reading_notes(opts, kept_types, puzzles_count, ledger.dropped_table())
     for t in kept_types:  # (--train-puzzles 0 asks for no training puzzles: nothing to say)
         if puzzles_count["train"].get(t, 0) == 0 and puzzles_count["val"].get(t, 0) > 0 \
                 and opts.train_puzzles != 0:
@@ -219,6 +220,32 @@ def build(sources: Iterable[str | Path], out: str | Path | None,
 
 
 # -- what only build() needs -------------------------------------------------------------------
+
+def _reading_notes(opts: BuildOptions, types: list[str], puzzles: dict[str, dict[str, int]],
+                   dropped: dict[str, dict[str, int]]) -> list[str]:
+    """What the options did that the tables do not show: the Sources table's `records` is
+    what was read, not what a file holds; a validation count below --val-per-type looked like
+    the option not working."""
+    notes = []
+    if opts.limit is not None:
+        notes.append(f"--limit {opts.limit:,}: each non-golden file was read up to its first "
+                     f"{opts.limit:,} records (the Sources table's `records`)")
+    if opts.subsample is not None:
+        notes.append(f"--subsample {opts.subsample:,}: a seeded random {opts.subsample:,} "
+                     "records of each non-golden file were read (the Sources table's "
+                     "`records`)")
+    if opts.val_keys is None and opts.val_pool == "all-sizes":
+        capped = dropped.get("train cap", {})
+        short = [f"{t} {puzzles['val'][t]} of {opts.val_count(t)}" for t in types
+                 if puzzles["val"][t] < opts.val_count(t)
+                 and puzzles["train"][t] + capped.get(t, 0) > 0]  # not: all of them is val
+        if short:
+            notes.append(f"validation is short of the number asked for ({', '.join(short)}): "
+                         "--val-pool all-sizes draws among every record of a type and drops "
+                         "the off-size ones drawn (the paper's order); --val-pool kept takes "
+                         "exactly that many")
+    return notes
+
 
 def _identity_and_augmentation(opts: BuildOptions) -> dict:
     """meta.json's one-line statements of the identity and augmentation rules."""

@@ -225,6 +225,25 @@ def test_val_pool_all_sizes_samples_before_the_size_filter(tmp_path):
     assert paper.puzzles["val"]["lightup"] < 8  # 8 drawn among 15, the off-size ones dropped
     total = paper.puzzles["val"]["lightup"] + paper.puzzles["train"]["lightup"]
     assert total == kept.puzzles["val"]["lightup"] + kept.puzzles["train"]["lightup"] == 8
+    # said, not left to look like --val-per-type not working
+    got = paper.puzzles["val"]["lightup"]
+    short = f"validation is short of the number asked for (lightup {got} of 8)"
+    assert any(n.startswith(short) and "--val-pool kept" in n for n in paper.notes), paper.notes
+    assert not any("short" in n for n in kept.notes)
+
+
+def test_limit_and_subsample_are_said(tmp_path):
+    """The Sources table's `records` under --limit looked like the file's size."""
+    if not GOLDEN.is_file():
+        pytest.skip(f"{GOLDEN} is absent")
+    ours = [ln for ln in golden_lines() if json.loads(ln)["pid"] in B.PPBENCH_TYPES]
+    (tmp_path / "pool.jsonl").write_text("\n".join(ours[:40]) + "\n")
+    limited = B.build([tmp_path / "pool.jsonl"], None, opts(limit=30, val_per_type=1))
+    assert limited.sources[0]["records"] == 30
+    assert any(n.startswith("--limit 30: each non-golden file was read up to its first 30 "
+                            "records") for n in limited.notes), limited.notes
+    sampled = B.build([tmp_path / "pool.jsonl"], None, opts(subsample=30, val_per_type=1))
+    assert any(n.startswith("--subsample 30: a seeded random 30 records") for n in sampled.notes)
 
 
 def test_val_from_keeps_an_earlier_validation_split(tmp_path, pool_build):
@@ -392,6 +411,36 @@ def test_interrupt_during_augmentation_writes_nothing(tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         B.build([tmp_path / "pool.jsonl"], tmp_path / "ds", opts())
     assert not (tmp_path / "ds").exists()
+
+
+def test_ctrl_c_inside_the_sat_solver_stops_the_build(tmp_path, monkeypatch):
+    """pysat turns a Ctrl-C during a solve into its own error: with one worker that was one
+    `decode error`, then every later puzzle `no solution` (the solver left broken), and the
+    build went on to replace the dataset."""
+    pysolvers = pytest.importorskip("pysolvers")
+    from ptrm_cli import sudoku_solver
+
+    if not (SUDOKU / "puzzles6_forum_hardest_1106.txt").is_file() or "sudoku" not in installed():
+        pytest.skip("shared sudoku lists or the sudoku codec are absent")
+    src = [ln for ln in (SUDOKU / "puzzles6_forum_hardest_1106.txt").read_text().splitlines()
+           if ln.strip() and not ln.startswith("#")][:6]
+    f = tmp_path / "list.txt"
+    f.write_text("\n".join(src) + "\n")
+    out = tmp_path / "ds"
+    B.build([f], out, opts(types=("sudoku",), val_per_type=2, augment=1))
+    before = tree_bytes(out)
+    real, calls = sudoku_solver.solve, {"n": 0}
+
+    def interrupted_third(grid, *a, **k):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise pysolvers.error("Caught keyboard interrupt")
+        return real(grid, *a, **k)
+
+    monkeypatch.setattr(sudoku_solver, "solve", interrupted_third)
+    with pytest.raises(KeyboardInterrupt):
+        B.build([f], out, opts(types=("sudoku",), val_per_type=2, augment=1, seed=3))
+    assert tree_bytes(out) == before
 
 
 def test_refuses_to_replace_a_folder_that_is_not_a_dataset(tmp_path):
@@ -619,6 +668,22 @@ def test_cli_json_and_table(tmp_path):
     for bad in ("sudoku=9", "sudoku=0x9", "*=10x0"):   # a 0-row grid matches nothing
         res = runner.invoke(app, [str(GOLDEN), "--dry-run", "--sizes", bad])
         assert "is not TYPE=ROWSxCOLS" in str(res.exception), bad
+
+
+def test_a_rebuild_says_it_replaced_the_earlier_build(tmp_path):
+    """Building twice into one folder said `wrote DIR` both times: nothing told the user the
+    first dataset was gone."""
+    if not GOLDEN.is_file():
+        pytest.skip(f"{GOLDEN} is absent")
+    from typer.testing import CliRunner
+
+    from ptrm_cli.app import app
+
+    args = ["build-data", str(GOLDEN), "--out", str(tmp_path / "ds"), "--workers", "1"]
+    first, second = (CliRunner().invoke(app, args) for _ in range(2))
+    assert first.exit_code == second.exit_code == 0, first.output + second.output
+    assert "replaced" not in first.stdout
+    assert "(it replaced the earlier build there)" in " ".join(second.stdout.split())
 
 
 def _sigint_ignored(_task) -> bool:

@@ -103,3 +103,27 @@ def test_a_resume_names_the_settings_that_changed(sudoku4, reference_run, tmp_pa
     note = next(line for line in capsys.readouterr().err.splitlines() if "note:" in line)
     assert "since step_12: " in note and "train.lr 0.003 -> 0.001" in note
     assert "train.max_steps 12 -> 13" in note and "seed" not in note
+
+
+def test_a_run_says_what_it_trains_on_before_the_first_step(sudoku4, tmp_path, capsys):
+    """Nothing was printed until the first train line (`log.every` updates in: a minute or
+    more behind a compile or a slow CPU): not the data, the run folder or the size."""
+    run = tmp_path / "run"
+    train(None, base=config(run, sudoku4, train={"max_steps": 2}, log={"progress": "lines"}))
+    first = capsys.readouterr().err.splitlines()[0]
+    assert first.startswith("training ") and " parameters on cpu: " in first
+    assert str(sudoku4) in first and f"writing {run}" in first
+    assert "training examples per epoch), 2 updates of 16" in first
+
+
+def test_the_summary_names_the_best_checkpoint(sudoku4, reference_run, capsys, monkeypatch):
+    """The summary named only the last step_N, while what comes next (`ptrm eval -c`, `ptrm
+    solve -c`) takes checkpoints/best, a different step."""
+    from ptrm_cli.commands import train as command
+
+    monkeypatch.setattr(command.console, "width", 300)  # a long tmp path: one line
+    ckpts = reference_run / "checkpoints"
+    command._summary({"step": 12, "val": {}, "best": {"step": 6, "exact_accuracy": 0.5},
+              "checkpoint": str(ckpts / "step_12")})
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"best checkpoint │ {ckpts / 'best'}" in out

@@ -35,7 +35,8 @@ def build_data(
     seed: int = typer.Option(0, "--seed", min=0,
                              help="Seed for the validation sample and augmentation."),
     val_per_type: int = typer.Option(B.DEFAULT_VAL_PER_TYPE, "--val-per-type",
-                                     help="Validation puzzles per type."),
+                                     help="Validation puzzles per type (tapa: half, "
+                                          "rounded up; see --val-tapa)."),
     val_tapa: int = typer.Option(None, "--val-tapa", show_default=False, help=(
         "Validation puzzles for tapa (default: half of --val-per-type, rounded up: the paper's "
         "50).")),
@@ -160,11 +161,12 @@ def build_data(
     try:
         # one build per folder: a second would report what the other one's swap replaced
         with nullcontext() if dry_run else exclusive(out, "build-data --out"):
+            replaces = not dry_run and (out / "meta.json").is_file()
             result = B.build(sources, None if dry_run else out, opts)
     except B.BuildError as e:
         _report(e.result, as_json)
         raise
-    _report(result, as_json)
+    _report(result, as_json, replaces)
 
 
 def _check_installed(option: str, names: list[str]) -> None:
@@ -193,7 +195,7 @@ def parse_sizes(text: str) -> dict[str, tuple[int, int] | None]:
     return out
 
 
-def _report(r: B.BuildResult, as_json: bool) -> None:
+def _report(r: B.BuildResult, as_json: bool, replaced: bool = False) -> None:
     if as_json:
         typer.echo(json.dumps(r.to_json(), indent=1))
         return
@@ -233,7 +235,8 @@ def _report(r: B.BuildResult, as_json: bool) -> None:
                   f"({rate(t.get('augment_puzzles', 0), t.get('augment', 0))}); total "
                   f"{t.get('total', 0):.1f}s[/]", highlight=False)
     if r.out is not None and (r.out / "meta.json").is_file():
-        console.print(f"wrote [bold]{esc(r.out)}[/]")
+        console.print(f"wrote [bold]{esc(r.out)}[/]"
+                      + (" (it replaced the earlier build there)" if replaced else ""))
     sys.stdout.flush()
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shlex
+from pathlib import Path
 
 import typer
 
@@ -140,4 +141,8 @@ def _summary(result: dict) -> None:
         table.add_row("best val exact accuracy",
                       f"{best['exact_accuracy']:.4f} (step {best['step']})")
     table.add_row("checkpoint", result["checkpoint"] or "none written (nothing to train)")
+    if best and result["checkpoint"]:  # what `ptrm eval` and `ptrm solve` take (README)
+        best_dir = Path(result["checkpoint"]).parent / "best"
+        if best_dir.is_dir():
+            table.add_row("best checkpoint", str(best_dir))
     console.print(table)

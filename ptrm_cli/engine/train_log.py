@@ -41,6 +41,8 @@ class Reporter:
 
     def event(self, kind: str, **fields) -> None:
         self._write({"event": kind, **fields})
+        if kind == "start":
+            self._say(_start_line(fields))
         if kind in ("checkpoint", "start"):
             return
         if kind == "interrupted":
@@ -89,6 +91,16 @@ class Reporter:
         if self.progress is not None:
             self.progress.stop()
             self.progress = None
+
+
+def _start_line(f: dict) -> str:
+    """What the run trains on and where it writes, said at once: the first train line comes
+    `log.every` updates later, after compiling or a slow first step (a minute or more)."""
+    cfg = f["config"]
+    return (f"training {f['parameters']:,} parameters on {f['device']}: "
+            f"{cfg['data']['path']} ({int(f['examples_per_epoch']):,} training examples per "
+            f"epoch), {f['total_steps']:,} updates of {cfg['train']['global_batch_size']:,}; "
+            f"writing {cfg['run_dir']}")
 
 
 def _json_default(o):
