@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import signal
 import shlex
 import shutil
@@ -201,6 +202,26 @@ def test_config_key_and_set_value_mistakes_are_one_message(tmp_path):
         load_config(path, ["train.lrr=1"])
     with pytest.raises(PtrmError, match=r"unknown key\(s\) trian \(did you mean train\?\)"):
         load_config(path, ["trian.lr=1"])
+
+
+def test_a_wrong_key_or_value_names_its_file_and_line(tmp_path):
+    """A misspelt key or a wrong value inside the YAML file named the key but not where it was
+    (a YAML syntax error did); a --set override names itself."""
+    path = tmp_path / "c.yaml"
+    path.write_text("data: {path: d}\ntrain:\n  lr: 1.0e-3\n  ema_rat: 0.9\n"
+                    "eval:\n  every_steps: often\n")
+    with pytest.raises(PtrmError, match=rf"^{re.escape(str(path))}:4: config section train: "
+                                        r"unknown key\(s\) ema_rat \(did you mean ema_rate\?\)"):
+        load_config(path)
+    path.write_text("data: {path: d}\ntrain:\n  lr: 1.0e-3\neval:\n  every_steps: often\n")
+    with pytest.raises(PtrmError, match=rf"^{re.escape(str(path))}:5: config eval.every_steps: "
+                                        r"expected int, got 'often'"):
+        load_config(path)
+    with pytest.raises(PtrmError, match=r"^--set 'eval.every_steps=soon': config "
+                                        r"eval.every_steps: expected int"):
+        load_config(path, ["eval.every_steps=soon"])
+    with pytest.raises(PtrmError, match=r"^config train.lr: expected float"):  # no file
+        load_config(None, base={"train": {"lr": "x"}})
 
 
 def test_a_config_without_a_dataset_is_refused_before_any_run_dir(tmp_path, monkeypatch):

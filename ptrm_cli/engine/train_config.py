@@ -123,10 +123,12 @@ def load_config(path: str | os.PathLike | None = None, sets: list[str] | tuple =
     import yaml
 
     doc: dict = dict(base or {})
+    origin: dict[tuple, str] = {}  # key path -> where its value was written, for errors
     if path is not None:
         p = Path(path)
         try:
-            loaded = _load_yaml(p.read_text(encoding="utf-8"))
+            text = p.read_text(encoding="utf-8")
+            loaded = _load_yaml(text)
         except FileNotFoundError:
             raise PtrmError(f"{p}: no such config file") from None
         except IsADirectoryError:
@@ -141,6 +143,7 @@ def load_config(path: str | os.PathLike | None = None, sets: list[str] | tuple =
             raise PtrmError(f"{p}: expected a mapping of config sections")
         doc = _merge(doc, loaded)
         doc.setdefault("run_dir", str(Path("runs") / p.stem))
+        origin = {k: f"{p}:{line}" for k, line in _key_lines(text).items()}
     set_by: dict[tuple, str] = {}  # key path -> the --set that gave it a value
     for item in sets:
         key, sep, value = item.partition("=")
@@ -167,7 +170,35 @@ def load_config(path: str | os.PathLike | None = None, sets: list[str] | tuple =
                             hint="VALUE is YAML: a list is [a, b]; quote text that YAML "
                                  "would read otherwise: --set 'KEY=\"[a\"'") from None
         set_by[tuple(parents) + (last,)] = item
-    return _build(Config, doc, "")
+        origin[tuple(parents) + (last,)] = f"--set {item!r}"
+    return _build(Config, doc, (), origin)
+
+
+def _key_lines(text: str) -> dict[tuple, int]:
+    """The 1-based line of every key of a YAML document, by its path of (str) keys: a wrong key
+    or value is then reported as `file:line`, as a YAML syntax error is."""
+    import yaml
+
+    lines: dict[tuple, int] = {}
+
+    def walk(node, path: tuple) -> None:
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                if isinstance(key, yaml.ScalarNode):
+                    lines[path + (key.value,)] = key.start_mark.line + 1
+                    walk(value, path + (key.value,))
+
+    walk(yaml.compose(text, Loader=yaml.SafeLoader), ())
+    return lines
+
+
+def _at(origin: dict[tuple, str], path: tuple) -> str:
+    """'FILE:LINE: ' (or "--set 'K=V': ") of the key at `path`, else of its nearest section
+    that has one; '' for keys from no file (a `base` config, a default)."""
+    for n in range(len(path), 0, -1):
+        if path[:n] in origin:
+            return f"{origin[path[:n]]}: "
+    return ""
 
 
 def _load_yaml(text: str):
@@ -203,24 +234,30 @@ def _merge(a: dict, b: dict) -> dict:
     return out
 
 
-def _build(cls, doc, where: str):
+def _build(cls, doc, path: tuple, origin: dict[tuple, str]):
+    where = ".".join(path)
     if not isinstance(doc, dict):
-        raise PtrmError(f"config {where or 'file'}: expected a mapping, got {doc!r}")
+        raise PtrmError(f"{_at(origin, path)}config {where or 'file'}: expected a mapping, "
+                        f"got {doc!r}")
     hints = typing.get_type_hints(cls)
     names = {f.name for f in dataclasses.fields(cls)}
     # str(): YAML keys may be numbers or booleans (`1: 2`, `yes: 3`)
     unknown = sorted(str(k) for k in set(doc) - names)
     if unknown:
-        raise PtrmError(f"config{' section ' + where if where else ''}: unknown key(s) "
+        raise PtrmError(f"{_at(origin, path + (unknown[0],))}config"
+                        f"{' section ' + where if where else ''}: unknown key(s) "
                         f"{', '.join(unknown)}{did_you_mean(unknown, sorted(names))}",
                         hint=f"known keys: {', '.join(sorted(names))}")
     kwargs = {}
     for name, value in doc.items():
-        hint, key = hints[name], f"{where}.{name}" if where else name
+        hint = hints[name]
         if dataclasses.is_dataclass(hint):
-            kwargs[name] = _build(hint, value or {}, key)
+            kwargs[name] = _build(hint, value or {}, path + (name,), origin)
         else:
-            kwargs[name] = _coerce(value, hint, key)
+            try:
+                kwargs[name] = _coerce(value, hint, ".".join(path + (name,)))
+            except PtrmError as e:
+                raise PtrmError(f"{_at(origin, path + (name,))}{e}", hint=e.hint) from None
     return cls(**kwargs)
 
 
