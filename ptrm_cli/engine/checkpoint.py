@@ -388,7 +388,7 @@ def import_official(path, *, config_yaml=None, vocab: Vocab | None = None, devic
                 where += (" (seq_len comes from the dataset.json of its data_paths, "
                           f"{', '.join(data_paths) or 'none'}, not readable from here; "
                           "`ptrm convert STEP --family F` takes it from the family's layout)")
-            where += "; convert it once: "
+            where += "; give them with "
         raise CheckpointError(
             f"{path}: the weights do not say {', '.join(missing)}",
             hint=unsettled + where + "`ptrm convert STEP --set KEY=VALUE` for each (in Python, "
