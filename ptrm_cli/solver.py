@@ -43,6 +43,11 @@ DEFAULT_CPU_MEMORY = 2 << 30
 GPU_MEMORY_FRACTION = 0.6
 #: the noise scale when neither --sigma nor the checkpoint says one (the paper's PPBench value)
 DEFAULT_SIGMA = 0.2
+#: steps between rules checks when stopping early, on any device: a rollout that satisfies the
+#: rules at one step can leave them by the last (on validation, stopping at the first valid
+#: step solved 91.7% against 88.3% valid at step 48: docs/PERFORMANCE.md, the H100 curve),
+#: and a check is one small read of the answers
+CHECK_EVERY = 1
 #: how text output says where σ came from (LoadedModel.noise_choice; JSON: "sigma_source")
 SIGMA_NOTES = {"option": "", "model": " (the model's)", "default": " (default)"}
 
@@ -571,19 +576,24 @@ def encode_puzzle(codec: Codec, puzzle: Puzzle, family: Family, source: str | No
 
 
 def solve_puzzle(loaded: LoadedModel, codec: Codec, puzzle: Puzzle, family: Family, *,
-                 K: int, D: int, sigma: float, perturb: str = "z", seed: int = 0,
+                 K: int, D: int | None = None, sigma: float | None = None,
+                 perturb: str | None = None, seed: int = 0,
                  selector: str = "verified", early_stop: bool = True, wave: int | None = None,
-                 chunk_rows: int | None = None, check_every: int | None = None,
+                 chunk_rows: int | None = None, check_every: int | None = CHECK_EVERY,
                  q_threshold: float | None = None, time_limit: float | None = None,
                  compile: bool = False, source: str | None = None,
                  on_wave: Callable[[int, int], None] | None = None) -> SolveResult:
-    """K rollouts (in waves of `wave`), then one answer by `selector`. With the verified
-    selector and `early_stop`, stops as soon as a rollout satisfies the rules, checked every
-    `check_every` steps (None: at the end of each wave), or (q_threshold) one is confident;
-    `time_limit` seconds: answer from the rollouts so far. `on_wave(done, K)` reports progress.
-    `source` names the input in the error for a puzzle this model's vocabulary cannot encode."""
+    """K rollouts (in waves of `wave`), then one answer by `selector`. D defaults to the
+    model's N_sup, σ and the noise target to the model's (`LoadedModel.noise_choice`), as in
+    `ptrm solve`. With the verified selector and `early_stop`, stops as soon as a rollout
+    satisfies the rules, checked every `check_every` steps (None: at the end of each wave), or
+    (q_threshold) one is confident; `time_limit` seconds: answer from the rollouts so far.
+    `on_wave(done, K)` reports progress. `source` names the input in the error for a puzzle
+    this model's vocabulary cannot encode."""
     from .engine import fast, metrics
 
+    D = D or loaded.config.halt_max_steps
+    sigma, _, perturb = loaded.noise_choice(sigma, perturb)
     if selector not in SELECTORS:
         raise PtrmError(f"unknown selector {selector!r} (choose from {', '.join(SELECTORS)})")
     t0 = time.perf_counter()

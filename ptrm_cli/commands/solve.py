@@ -28,11 +28,6 @@ EXIT_SOLVED, EXIT_UNSOLVED = 0, 1  # usage errors: PtrmError.exit_code (2)
 #: keeps the paper's K=100 in one wave
 GPU_K = 100
 CPU_DEFAULTS = {"K": 8, "wave": 4, "time_limit": 20.0}
-#: steps between rules checks when stopping early, on any device: a rollout that satisfies the
-#: rules at one step can leave them by the last (on validation, stopping at the first valid
-#: step solved 91.7% against 88.3% valid at step 48: docs/PERFORMANCE.md, the H100 curve),
-#: and a check is one small read of the answers
-CHECK_EVERY = 1
 #: upper bounds on the size options: far past any use (the paper's widest is K=100, its deepest
 #: D=64), low enough that a typo is an error message rather than an allocation of terabytes
 MAX_ROLLOUTS = 100_000
@@ -189,7 +184,7 @@ def solve(
     if not stops_early:
         check_every = None  # ignored (warned above): not reported as used
     elif check_every is None:
-        check_every = CHECK_EVERY
+        check_every = solver.CHECK_EVERY
     time_limit = time_limit if time_limit and time_limit < math.inf else None  # 0, inf: none
     if wave is None:
         wave = K
