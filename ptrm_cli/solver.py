@@ -330,15 +330,21 @@ def resolve_checkpoint(arg: str | Path | None) -> Path:
     return default
 
 
-def load_model(arg: str | Path | None, device: str, *, official_vocab: Vocab | None = None,
+def load_model(arg: str | Path | None, device: str = "auto", *,
+               official_vocab: Vocab | None = None,
                layouts: Sequence[Family] = ()) -> LoadedModel:
-    """`official_vocab`: the token table to give an official step_N file, which has none of its
+    """`arg`: a checkpoint (None: the bundled model); `device`: as --device takes it ("auto":
+    CUDA, else MPS, else the CPU).
+    `official_vocab`: the token table to give an official step_N file, which has none of its
     own (the caller knows the family from the data: ARC for an ARC task or dataset).
     `layouts`: the families the data may be in (the puzzle's codec's); an official file whose
     sequence length neither its weights nor its all_config.yaml say takes the one of these
     with its vocabulary size (a TRM-Att run opened away from its dataset)."""
     from .engine.checkpoint import is_official_checkpoint, load_checkpoint
 
+    from .devices import resolve_device
+
+    device = resolve_device(device)
     path = resolve_checkpoint(arg)
     official = path.is_file() and is_official_checkpoint(path)
     vocab = official_vocab if official else None

@@ -327,6 +327,24 @@ def test_best_q_selection_reports_the_max_q_rollout(ckpt, sudoku):
     assert len(set(res.q_all.tolist())) > 2
 
 
+def test_the_library_defaults_are_ptrm_solves(ckpt, sudoku):
+    """From Python, solve_puzzle without D, σ or a noise target ran with perturb='z' whatever
+    the model's, and load_model needed a device: now both decide as `ptrm solve` does."""
+    codec, puzzle, _ = sudoku
+    loaded = solver.load_model(ckpt)
+    assert loaded.device == ("cuda" if torch.cuda.is_available() else "cpu")
+    loaded = solver.load_model(ckpt, "cpu")
+    loaded.meta.update(sigma=0.7, perturb="y")   # as a checkpoint chosen on validation says
+    family = solver.family_for(codec, loaded)
+    mine = solver.solve_puzzle(loaded, codec, puzzle, family, K=3, seed=2, selector="best_q")
+    same = solver.solve_puzzle(loaded, codec, puzzle, family, K=3, seed=2, selector="best_q",
+                               D=loaded.config.halt_max_steps, sigma=0.7, perturb="y")
+    assert torch.equal(mine.q_all, same.q_all) and torch.equal(mine.preds, same.preds)
+    other = solver.solve_puzzle(loaded, codec, puzzle, family, K=3, seed=2, selector="best_q",
+                                D=loaded.config.halt_max_steps, sigma=0.7, perturb="z")
+    assert not torch.equal(mine.q_all, other.q_all)   # the target changes the rollouts
+
+
 def test_one_wave_is_exactly_the_sampler(ckpt, sudoku):
     from ptrm_cli.engine.sampler import SamplerConfig, sample
 
