@@ -108,7 +108,7 @@ def test_a_resume_names_the_settings_that_changed(sudoku4, reference_run, tmp_pa
 def test_a_run_says_what_it_trains_on_before_the_first_step(sudoku4, tmp_path, capsys):
     """Nothing was printed until the first train line (`log.every` updates in: a minute or
     more behind a compile or a slow CPU): not the data, the run folder or the size."""
-    run = tmp_path / "run"
+    run = tmp_path / "run[lr=3e-4][/]"  # a path is text, not markup (a MarkupError crashed it)
     train(None, base=config(run, sudoku4, train={"max_steps": 2}, log={"progress": "lines"}))
     first = capsys.readouterr().err.splitlines()[0]
     assert first.startswith("training ") and " parameters on cpu: " in first
@@ -116,7 +116,8 @@ def test_a_run_says_what_it_trains_on_before_the_first_step(sudoku4, tmp_path, c
     assert "training examples per epoch), 2 updates of 16" in first
 
 
-def test_the_summary_names_the_best_checkpoint(sudoku4, reference_run, capsys, monkeypatch):
+def test_the_summary_names_the_best_checkpoint(sudoku4, reference_run, capsys, monkeypatch,
+                                                tmp_path):
     """The summary named only the last step_N, while what comes next (`ptrm eval -c`, `ptrm
     solve -c`) takes checkpoints/best, a different step."""
     from ptrm_cli.commands import train as command
@@ -127,3 +128,10 @@ def test_the_summary_names_the_best_checkpoint(sudoku4, reference_run, capsys, m
               "checkpoint": str(ckpts / "step_12")})
     out = " ".join(capsys.readouterr().out.split())
     assert f"best checkpoint │ {ckpts / 'best'}" in out
+    marked = tmp_path / "exp[bs=768]"   # printed as written, not read as markup
+    shutil.copytree(reference_run, marked, symlinks=True)
+    command._summary({"step": 12, "val": {}, "best": {"step": 6, "exact_accuracy": 0.5},
+                      "checkpoint": str(marked / "checkpoints" / "step_12")})
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"checkpoint │ {marked / 'checkpoints' / 'step_12'}" in out
+    assert f"best checkpoint │ {marked / 'checkpoints' / 'best'}" in out

@@ -140,9 +140,9 @@ def _summary(result: dict) -> None:
     if best:
         table.add_row("best val exact accuracy",
                       f"{best['exact_accuracy']:.4f} (step {best['step']})")
-    table.add_row("checkpoint", result["checkpoint"] or "none written (nothing to train)")
+    table.add_row("checkpoint", esc(result["checkpoint"] or "none written (nothing to train)"))
     if best and result["checkpoint"]:  # what `ptrm eval` and `ptrm solve` take (README)
         best_dir = Path(result["checkpoint"]).parent / "best"
         if best_dir.is_dir():
-            table.add_row("best checkpoint", str(best_dir))
+            table.add_row("best checkpoint", esc(str(best_dir)))
     console.print(table)

@@ -96,11 +96,13 @@ class Reporter:
 def _start_line(f: dict) -> str:
     """What the run trains on and where it writes, said at once: the first train line comes
     `log.every` updates later, after compiling or a slow first step (a minute or more)."""
+    from ..console import esc  # paths are text, not markup: `runs/exp[lr=3e-4]`
+
     cfg = f["config"]
     return (f"training {f['parameters']:,} parameters on {f['device']}: "
-            f"{cfg['data']['path']} ({int(f['examples_per_epoch']):,} training examples per "
-            f"epoch), {f['total_steps']:,} updates of {cfg['train']['global_batch_size']:,}; "
-            f"writing {cfg['run_dir']}")
+            f"{esc(cfg['data']['path'])} ({int(f['examples_per_epoch']):,} training examples "
+            f"per epoch), {f['total_steps']:,} updates of "
+            f"{cfg['train']['global_batch_size']:,}; writing {esc(cfg['run_dir'])}")
 
 
 def _json_default(o):
