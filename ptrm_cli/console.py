@@ -45,15 +45,19 @@ ASCII_STANDINS = {
     **dict.fromkeys("┌┐└┘├┤┬┴┼", "+"),
     "·": ".", "●": "*", "■": "#", "█": "#", "◤": "/", "◢": "/", "◥": "\\", "◣": "\\",
     "σ": "sigma", "≥": ">=", "≤": "<=", "×": "x", "…": "...", "—": "-", "–": "-",
+    "•": "o", "→": "->", "✓": "ok", "✗": "x", "±": "+-", "√": "sqrt", "²": "^2", "§": "S",
 }
 ASCII_ERRORS = "ptrm-ascii"
 
 
 def _ascii_standin(err: UnicodeError) -> tuple[str, int]:
+    """A drawing character's stand-in; any other character as Python writes it to stderr by
+    default (`\\xe9`): a file name must stay recognisable, not become `?`."""
     if not isinstance(err, UnicodeEncodeError):
         raise err
     bad = err.object[err.start:err.end]
-    return "".join(ASCII_STANDINS.get(ch, "?") for ch in bad), err.end
+    return "".join(ASCII_STANDINS.get(ch) or ch.encode("ascii", "backslashreplace").decode()
+                   for ch in bad), err.end
 
 
 codecs.register_error(ASCII_ERRORS, _ascii_standin)
@@ -64,7 +68,10 @@ def draw_within_encoding(stream) -> None:
     try:
         "".join(ASCII_STANDINS).encode(stream.encoding or "ascii")
     except (UnicodeEncodeError, LookupError):
-        if hasattr(stream, "reconfigure"):
+        # Python's defaults only (stdout's crash, stderr's \\u escapes, which ours keeps
+        # for what is not drawing): an `ascii:replace` asked for in PYTHONIOENCODING stays
+        if hasattr(stream, "reconfigure") and \
+                getattr(stream, "errors", "strict") in ("strict", "backslashreplace"):
             stream.reconfigure(errors=ASCII_ERRORS)
     except (AttributeError, TypeError):  # not a text stream (a test harness's)
         pass

@@ -56,6 +56,39 @@ def test_a_stream_that_cannot_encode_the_drawing_writes_ascii_standins():
     assert all(console_mod.ASCII_STANDINS.get(g, "?") != "?" for g in GLYPHS.values())
 
 
+def test_every_character_the_code_prints_has_a_stand_in():
+    """Each non-ASCII character in a string the package prints (not its docstrings) has an
+    ASCII stand-in: a maze's path (`••`), ARC's `→` and its ✓/✗ printed `?` on an ASCII
+    terminal. Anything else, a file name's `é`, is escaped as Python escapes it, not lost."""
+    import tokenize
+    from pathlib import Path
+
+    root = Path(console_mod.__file__).resolve().parents[1]
+    sources = [*(root / "ptrm_cli").rglob("*.py"), *(root / "codecs").rglob("*.py")]
+    missing = {}
+    for path in sources:
+        with open(path, encoding="utf-8") as f:
+            tokens = [t for t in tokenize.generate_tokens(f.readline)
+                      if t.type not in (tokenize.NL, tokenize.COMMENT, tokenize.INDENT,
+                                        tokenize.DEDENT)]
+        for i, t in enumerate(tokens):
+            docstring = (i == 0 or tokens[i - 1].type == tokenize.NEWLINE
+                         or tokens[i - 1].string == ":") and \
+                i + 1 < len(tokens) and tokens[i + 1].type == tokenize.NEWLINE
+            if t.type == tokenize.STRING and not docstring or \
+                    t.type == getattr(tokenize, "FSTRING_MIDDLE", None):
+                for ch in t.string:
+                    if ord(ch) > 127 and ch not in console_mod.ASCII_STANDINS:
+                        missing.setdefault(ch, path.name)
+    assert not missing, missing
+    raw = io.BytesIO()
+    stream = io.TextIOWrapper(raw, encoding="ascii")
+    console_mod.draw_within_encoding(stream)
+    stream.write("café.txt •→✓")
+    stream.flush()
+    assert raw.getvalue() == b"caf\\xe9.txt o->ok"
+
+
 def test_an_ascii_stdout_is_set_up_when_the_console_loads():
     import subprocess
     import sys
