@@ -197,6 +197,11 @@ def test_a_best_link_whose_folder_was_removed_names_what_is_left(tmp_path):
     with pytest.raises(CheckpointError) as e:
         load_checkpoint(ckpts / "best")
     assert e.value.hint.endswith("holds no checkpoint any more")
+    (tmp_path / "mine").symlink_to("/nonexistent/model")   # not a run's link: no run hint
+    with pytest.raises(CheckpointError, match="mine is a link to /nonexistent/model, which "
+                                              "does not exist$") as e:
+        load_checkpoint(tmp_path / "mine")
+    assert e.value.hint is None
 
 
 def test_save_replaces_a_checkpoint_but_not_other_folders(tmp_path):

@@ -187,6 +187,8 @@ def not_there(path: Path) -> CheckpointError:
     whose folder was removed is named as such, with the checkpoints the run has left."""
     if not path.is_symlink():
         return CheckpointError(f"{path}: no such file or directory")
+    if path.name not in ("best", "last"):  # a link of the user's own: no run to speak of
+        return CheckpointError(f"{path} is a link to {os.readlink(path)}, which does not exist")
     left = sorted((p for p in path.parent.glob("step_*") if (p / CONFIG).exists()),
                   key=lambda p: int(p.name[5:]) if p.name[5:].isdigit() else -1)
     return CheckpointError(

@@ -35,7 +35,7 @@ from torch import Tensor
 
 from ..errors import PtrmError
 from .checkpoint import CONFIG as CKPT_CONFIG, WEIGHTS as CKPT_WEIGHTS, CheckpointError, \
-    merge_trained_on, read_weights, save_checkpoint, write_failures
+    checkpoint_inside, merge_trained_on, read_weights, save_checkpoint, write_failures
 from .data import Dataset
 from .model import TRMConfig
 from .train_dist import check_replicas, gather_to_main
@@ -382,8 +382,6 @@ def restore(tr: Trainer, path: Path, *, exact: bool) -> None:
 def _what_to_init_from(path: Path) -> str:
     """The hint for an --init-from that is no checkpoint: an official TRM run's folder names
     one of its step files (it said only what --init-from takes, leaving the user to look)."""
-    from .checkpoint import checkpoint_inside
-
     inside = checkpoint_inside(path) if path.is_dir() else None
     return inside or ("--init-from takes a checkpoint folder (`ptrm train` writes them in "
                       "RUN_DIR/checkpoints) or an official TRM step_N file")
