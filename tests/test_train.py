@@ -222,6 +222,14 @@ def test_a_wrong_key_or_value_names_its_file_and_line(tmp_path):
         load_config(path, ["eval.every_steps=soon"])
     with pytest.raises(PtrmError, match=r"^config train.lr: expected float"):  # no file
         load_config(None, base={"train": {"lr": "x"}})
+    # a --set replacing a section of the file, or making a misspelt one, names itself
+    with pytest.raises(PtrmError, match=r"^--set 'train=\{lr: x\}': config train.lr"):
+        load_config(path, ["train={lr: x}"])
+    with pytest.raises(PtrmError, match=r"^--set 'trian.lr=1': config: unknown key\(s\) "
+                                        r"trian"):
+        load_config(path, ["trian.lr=1"])
+    with pytest.raises(PtrmError, match=r"^--set 'train.lrr=1': config section train"):
+        load_config(path, ["train.lrr=1"])
 
 
 def test_a_config_without_a_dataset_is_refused_before_any_run_dir(tmp_path, monkeypatch):

@@ -169,8 +169,13 @@ def load_config(path: str | os.PathLike | None = None, sets: list[str] | tuple =
                             f"{getattr(e, 'problem', None) or e}",
                             hint="VALUE is YAML: a list is [a, b]; quote text that YAML "
                                  "would read otherwise: --set 'KEY=\"[a\"'") from None
-        set_by[tuple(parents) + (last,)] = item
-        origin[tuple(parents) + (last,)] = f"--set {item!r}"
+        key_path = tuple(parents) + (last,)
+        set_by[key_path] = item
+        # the value is the --set's now, whatever the file wrote under it; sections it made
+        # (a misspelt `trian.lr`) are its too
+        origin = {k: v for k, v in origin.items() if k[:len(key_path)] != key_path}
+        for n in range(1, len(key_path) + 1):
+            origin.setdefault(key_path[:n], f"--set {item!r}")
     return _build(Config, doc, (), origin)
 
 
