@@ -598,7 +598,7 @@ def solve_puzzle(loaded: LoadedModel, codec: Codec, puzzle: Puzzle, family: Fami
     this model's vocabulary cannot encode."""
     from .engine import fast, metrics
 
-    D = D or loaded.config.halt_max_steps
+    D = loaded.config.halt_max_steps if D is None else D
     sigma, _, perturb = loaded.noise_choice(sigma, perturb)
     if selector not in SELECTORS:
         raise PtrmError(f"unknown selector {selector!r} (choose from {', '.join(SELECTORS)})")
