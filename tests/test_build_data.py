@@ -443,6 +443,29 @@ def test_ctrl_c_inside_the_sat_solver_stops_the_build(tmp_path, monkeypatch):
     assert tree_bytes(out) == before
 
 
+def _stop_in_a_worker(_):
+    from ptrm_cli import build_decode
+
+    try:
+        build_decode._stop_interrupted()
+    except B.PtrmError as e:   # what the pool hands back to the parent
+        return str(e)
+    return "went on"
+
+
+def test_an_interrupted_solve_in_a_pool_worker_is_an_error_for_the_parent():
+    """In a worker a KeyboardInterrupt killed it with a traceback and left the pool waiting;
+    the worker raises an error the pool passes back instead, the main process stops."""
+    import multiprocessing
+
+    from ptrm_cli import build_decode
+
+    with pytest.raises(KeyboardInterrupt):
+        build_decode._stop_interrupted()
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        assert pool.map(_stop_in_a_worker, [0]) == ["interrupted while solving a puzzle"]
+
+
 def test_refuses_to_replace_a_folder_that_is_not_a_dataset(tmp_path):
     (tmp_path / "notes.txt").write_text("mine")
     with pytest.raises(B.PtrmError, match="not a ptrm dataset"):
