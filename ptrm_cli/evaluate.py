@@ -253,8 +253,8 @@ def run_eval(loaded: LoadedModel, ev: EvalSet, s: EvalSettings, *,
     # progress counts only what this command computes: restored runs counted as done made a
     # resumed run's time left an estimate from the warm-up alone (~12 s left where 40 s were)
     det_steps = sum(d for d in s.det_D if saved.get(det_key(d)) is None)
-    ptrm_runs = sum(_stale(saved.get(ptrm_key(sg, sd)), record=si == 0 and sd == s.seeds[0],
-                           curve=si == 0) for si, sg in enumerate(s.sigmas) for sd in s.seeds)
+    ptrm_runs = sum(_stale(saved.get(ptrm_key(sg, sd)), *_records(s, si, sd))
+                    for si, sg in enumerate(s.sigmas) for sd in s.seeds)
     units_total = P * (det_steps + s.K * s.D * ptrm_runs)
     units_done = 0.0
 
@@ -304,16 +304,15 @@ def run_eval(loaded: LoadedModel, ev: EvalSet, s: EvalSettings, *,
     for si, sigma in enumerate(s.sigmas):
         runs, curves, per_puzzle = [], [], None
         for seed in s.seeds:
-            record = si == 0 and seed == s.seeds[0]
+            record, curve = _records(s, si, seed)
             key = ptrm_key(sigma, seed)
             done = saved.get(key)
-            if _stale(done, record=record, curve=si == 0):
+            if _stale(done, record, curve):
                 out, valid, t_model, t_verify, used = run(s.K, s.D, sigma, seed, record,
                                                           s.chunk_rows)
                 done = _ptrm_run(out, valid, ev.labels, groups, s, sigma, seed,
                                  timing={**_timing(t_model, t_verify, P, price), **used},
-                                 curve=si == 0,
-                                 record=record)
+                                 curve=curve, record=record)
                 saved.put(key, done)
             runs.append(done["run"])
             per_puzzle = _add(per_puzzle, {j: {k: torch.tensor(v) for k, v in d.items()}
@@ -451,7 +450,13 @@ def _add(acc, sc):
     return {j: {k: acc[j][k] + new[j][k] for k in d} for j, d in new.items()}
 
 
-def _stale(done: dict | None, *, record: bool, curve: bool) -> bool:
+def _records(s: EvalSettings, si: int, seed: int) -> tuple[bool, bool]:
+    """(record, curve) of the PTRM run at σ number `si` and `seed`: the first σ draws the
+    width curve, and its first seed also records Q over steps."""
+    return si == 0 and seed == s.seeds[0], si == 0
+
+
+def _stale(done: dict | None, record: bool, curve: bool) -> bool:
     """A PTRM run to compute: not saved, or saved without what this run records (its Q over
     steps, its width curve) or with them judged otherwise."""
     return done is None or (record and _judge(done["q_steps"]) != CURVE_JUDGE) or \
