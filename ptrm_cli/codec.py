@@ -526,10 +526,10 @@ def get(name: str) -> Codec:
     found = type_named(name)
     if found is None:
         known = ", ".join(sorted(_load())) or "none"
+        broken = _broken_plugin(name)  # then the name is right: no guess at another type
         raise CodecNotFound(f"unknown puzzle type {name!r} (installed codecs: {known})"
-                            f"{_meant(name)}",
-                            hint=_broken_plugin(name)
-                            or "`ptrm codecs` lists them; plugins add more")
+                            f"{'' if broken else _meant(name)}",
+                            hint=broken or "`ptrm codecs` lists them; plugins add more")
     return found
 
 
@@ -547,14 +547,22 @@ def _meant(name: str) -> str:
                         show=repr)
 
 
+def failed_plugin(word: str) -> tuple[str, str, str] | None:
+    """(entry point, its target and package, why) of an installed plugin registering the type
+    `word` that failed to load, if any."""
+    _load()
+    return next((f for name, f in _failed.items() if name.lower() == word.strip().lower()),
+                None)
+
+
 def _broken_plugin(word: str) -> str | None:
     """A hint for a type name no codec reads when a plugin registering it is installed but
     failed to load: "install its plugin" would send its author the wrong way."""
-    _load()
-    for name, (ep_name, value, why) in _failed.items():
-        if name.lower() == word.strip().lower():
-            return (f"a plugin registers {ep_name!r} ({value}) but failed to load: {why}; "
-                    "fix the plugin (docs/PLUGINS.md)")
+    failed = failed_plugin(word)
+    if failed is not None:
+        ep_name, value, why = failed
+        return (f"a plugin registers {ep_name!r} ({value}) but failed to load: {why}; "
+                "fix the plugin (docs/PLUGINS.md)")
     return None
 
 

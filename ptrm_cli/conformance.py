@@ -21,11 +21,13 @@ What is checked:
     inside the vocabulary (or a PtrmError when the puzzle does not fit the family);
     `decode(encode_label(...))` is the solution; decoding arbitrary tokens never raises;
     `to_url` and `to_pzprv3`, where the codec has them, parse back (and auto-detect) to the
-    same key and solution; each of the 8 symmetries gives a verifying solution and its inverse
+    same key and solution, and without either the key itself parses back (a dataset stores
+    the puzzle as that text); each of the 8 symmetries gives a verifying solution and its inverse
     gives back the original (a PtrmError marks a symmetry the type does not have); trajectory
     states agree with the solution on every filled cell, grow with k, and encode; single-cell
     changes of the solution are rejected by `verify`; `sniff`, where the codec has one,
-    answers a bool and never raises; `render` returns a Rich renderable that draws.
+    answers a bool and never raises; `render` returns a Rich renderable that draws. A section
+    that crashes is one finding naming the codec method that raised.
 """
 
 from __future__ import annotations
@@ -86,7 +88,7 @@ def check_codec(codec: Codec, samples: Sequence[Sample], *, registered: bool = T
                                      mutations=mutations, max_mutations=max_mutations,
                                      detect=registered)
         except Exception as e:  # a crash is a finding, not the end of the report
-            found = [f"raised {type(e).__name__}: {e}"]
+            found = [_crash(codec, e)]
         problems += [f"{where}: {p}" for p in found]
     return problems
 
@@ -149,7 +151,7 @@ def _sample_problems(codec: Codec, puzzle: Puzzle, solution: Solution, domain: l
         out.append(f"verify raised {type(e).__name__}: {e}")
     else:
         if not _is_violations(violations):
-            out.append(f"verify returned {type(violations).__name__}, not a list of Violation")
+            out.append(f"verify returned {_what(violations)}, not a list of Violation")
         elif violations:
             out.append(f"verify rejects the solution: {violations[0].code} "
                        f"({violations[0].message})")
@@ -171,12 +173,42 @@ def _sample_problems(codec: Codec, puzzle: Puzzle, solution: Solution, domain: l
         try:
             out += run()
         except Exception as e:
-            out.append(f"{name}: raised {type(e).__name__}: {e}")
+            out.append(f"{name}: {_crash(codec, e, section=name)}")
     return out
+
+
+class _Finding(Exception):
+    """A contract breach found in the middle of a section (verify answering something other
+    than a list of Violation): reported as it says, not as an exception the codec raised."""
+
+
+def _crash(codec: Codec, e: Exception, section: str | None = None) -> str:
+    """A section's crash as a finding naming the codec method that raised, found in the
+    traceback (the first frame running on `codec`): "decode raised IndexError: ...", not a
+    bare "raised IndexError" that leaves the author to guess which of their methods it was."""
+    if isinstance(e, _Finding):
+        return str(e)
+    method, tb = None, e.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_locals.get("self") is codec:
+            method = tb.tb_frame.f_code.co_name
+            break
+        tb = tb.tb_next
+    who = f"{method} " if method and method != section else ""
+    return f"{who}raised {type(e).__name__}: {e}"
 
 
 def _is_violations(found) -> bool:
     return isinstance(found, list) and all(isinstance(v, Violation) for v in found)
+
+
+def _what(found) -> str:
+    """What verify answered instead of a list of Violation: its type, or for a list, the type
+    of the first thing in it that is not a Violation ("a list of str")."""
+    if isinstance(found, list):
+        odd = next(v for v in found if not isinstance(v, Violation))
+        return f"a list of {type(odd).__name__}"
+    return type(found).__name__
 
 
 def _first_violation(codec: Codec, puzzle: Puzzle, solution: Solution) -> str | None:
@@ -185,7 +217,7 @@ def _first_violation(codec: Codec, puzzle: Puzzle, solution: Solution) -> str | 
     here it raises and its section says so in one line instead of an AttributeError."""
     found = codec.verify(puzzle, solution)
     if not _is_violations(found):
-        raise TypeError(f"verify returned {type(found).__name__}, not a list of Violation")
+        raise _Finding(f"verify returned {_what(found)}, not a list of Violation")
     return f"{found[0].code} ({found[0].message})" if found else None
 
 
@@ -214,7 +246,10 @@ def _token_problems(codec: Codec, puzzle: Puzzle, solution: Solution) -> list[st
         out += found
         if not found:
             back = codec.decode(puzzle, y, family=fam)
-            if back != solution:
+            if not isinstance(back, Solution):
+                out.append(f"decode(encode_label) returned {type(back).__name__}, not a "
+                           "Solution")
+            elif back != solution:
                 diff = np.argwhere(np.asarray(back.grid) != np.asarray(solution.grid)) \
                     if np.shape(back.grid) == np.shape(solution.grid) else []
                 out.append("decode(encode_label) differs from the solution"
@@ -248,6 +283,16 @@ def _format_problems(codec: Codec, puzzle: Puzzle, solution: Solution, key: str,
     if _overrides(codec, "to_pzprv3"):
         text = codec.to_pzprv3(puzzle, solution)
         out += _parsed_problems(codec, "to_pzprv3", text, key, solution, detect)
+    if not _overrides(codec, "to_url") and not _overrides(codec, "to_pzprv3") \
+            and codec.name != "arc":  # ARC builds by TRM's recipe (`--family arc`), not as text
+        # a dataset stores the puzzle as its key then, and build-data drops every puzzle
+        # whose key does not parse back ("decode error"); records carry the type, so the key
+        # need not auto-detect
+        try:
+            out += _parsed_problems(codec, "key", key, key, None, detect=False)
+        except PtrmError as e:
+            out.append(f"parse(key) fails: {e} (with no to_url or to_pzprv3, a dataset stores "
+                       "each puzzle as its key: override Codec.key with text your parse reads)")
     return out
 
 

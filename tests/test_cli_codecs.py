@@ -247,3 +247,20 @@ def test_a_name_like_none_gets_no_guess():
     r = runner.invoke(app, ["codecs", "qqqqqq"])
     assert r.exit_code == 2 and "did you mean" not in r.output and "is a token family" \
         not in r.output, r.output
+
+
+def test_codecs_type_of_a_broken_plugin_says_it_failed_to_load(monkeypatch, fresh_registry,
+                                                                installed_codec):
+    """`ptrm codecs kurobad` for an installed plugin whose import raised began "unknown puzzle
+    type 'kurobad'" and guessed "did you mean 'kurodoko'?" (another plugin's type), with the
+    real cause only in the hint (found by a QA pass writing a kurodoko plugin)."""
+    installed_codec("sudoku")
+    _with_extra_entry_points(monkeypatch, metadata.EntryPoint(
+        "sudokux", "ptrm_no_such_module_xyz:Codec", registry.ENTRY_POINT_GROUP))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = runner.invoke(app, ["codecs", "sudokux"])
+    assert result.exit_code == 2, result.output
+    assert "codec plugin 'sudokux' (ptrm_no_such_module_xyz:Codec) is installed but failed " \
+           "to load: ModuleNotFoundError" in result.output, result.output
+    assert "unknown puzzle type" not in result.output and "did you mean" not in result.output

@@ -171,6 +171,19 @@ def test_a_plugin_failing_to_load_says_what_it_raised_and_its_package(monkeypatc
         assert "but failed to load: AssertionError;" in e.value.hint, e.value.hint
 
 
+def test_a_broken_plugin_of_a_near_name_is_not_guessed_as_another_type(monkeypatch,
+                                                                        fresh_registry):
+    """`--codec sudokus` for an installed plugin `sudokus` that failed to load led with "did
+    you mean 'sudoku'?": the name was right, the plugin broken."""
+    registry.registered()
+    monkeypatch.setitem(registry._failed, "sudokus",
+                        ("sudokus", "ptrm_sudokus:Codec, ptrm-plugin-sudokus 0.1", "boom"))
+    with pytest.raises(PtrmError) as e:
+        registry.get("sudokus")
+    assert "did you mean" not in str(e.value), str(e.value)
+    assert "failed to load: boom" in e.value.hint
+
+
 def test_a_family_with_token_names_that_are_not_strings_is_skipped(monkeypatch, fresh_registry,
                                                                   installed_codec):
     """Found by a QA pass: `Vocab("x", (PAD, 1, 2))` loaded, but a dataset or checkpoint

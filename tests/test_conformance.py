@@ -223,3 +223,85 @@ def test_a_decode_of_the_wrong_shape_is_said_in_one_line(sudoku_samples):
     assert any("decode of arbitrary tokens returned a grid of shape (2, 2) for a 9x9 puzzle"
                in p for p in problems), problems
     assert not any("\n" in p for p in problems), problems
+
+
+# -- found by a QA pass writing a third-party plugin (kurodoko, 3rd pass) ----------------------
+
+def test_a_key_that_does_not_parse_back_is_caught_without_url_or_pzprv3(sudoku_samples):
+    """A codec with no to_url/to_pzprv3 whose key its parse cannot read passed conformance,
+    then `ptrm build-data` dropped every one of its puzzles as a "decode error" (a dataset
+    stores each puzzle as its key)."""
+    cls, samples = sudoku_samples
+
+    class KeyOnly(cls):  # no writers: the key is the dataset's text
+        to_url = registry.Codec.to_url
+        to_pzprv3 = registry.Codec.to_pzprv3
+
+    class GoodKey(KeyOnly):
+        def key(self, puzzle):
+            return cls.to_url(self, puzzle)  # a URL: parse reads it
+
+    class BadKey(KeyOnly):
+        def key(self, puzzle):
+            return "sudoku #" + "".join(str(int(v)) for v in np.asarray(puzzle.clues).ravel())
+
+    assert not _problems(GoodKey, samples[:1], registered=False, mutations=False)
+    problems = _problems(BadKey, samples[:1], registered=False, mutations=False)
+    assert any("parse(key) fails" in p and "override Codec.key" in p for p in problems), problems
+
+
+def test_a_section_crash_names_the_method_that_raised(sudoku_samples):
+    """A decode that raised was reported as "tokens: raised IndexError: ..." and a verify that
+    raised, under transforms and mutations, as "transforms: raised ValueError": the author
+    could not tell which of their methods failed."""
+    cls, samples = sudoku_samples
+
+    class DecodeRaises(cls):
+        def decode(self, puzzle, tokens, family=None):
+            raise IndexError("decode blew up")
+
+    class VerifyRaises(cls):
+        def verify(self, puzzle, solution):
+            raise ValueError("verify blew up")
+
+    problems = _problems(DecodeRaises, samples[:1], registered=False, mutations=False)
+    assert any(p.endswith("tokens: decode raised IndexError: decode blew up")
+               for p in problems), problems
+    problems = _problems(VerifyRaises, samples[:1], registered=False)
+    assert any(p.endswith("transforms: verify raised ValueError: verify blew up")
+               for p in problems), problems
+    assert any(p.endswith("mutations: verify raised ValueError: verify blew up")
+               for p in problems), problems
+    assert not any(": raised" in p for p in problems), problems
+
+
+def test_a_verify_listing_non_violations_says_what_it_listed(sudoku_samples):
+    """verify returning ["bad"] was reported as "verify returned list, not a list of
+    Violation", a sentence that contradicts itself, and "transforms: raised TypeError"."""
+    cls, samples = sudoku_samples
+
+    class Strings(cls):
+        def verify(self, puzzle, solution):
+            return ["row 1 repeats a digit"]
+
+    problems = _problems(Strings, samples[:1], registered=False)
+    assert any(p.endswith("): verify returned a list of str, not a list of Violation")
+               for p in problems), problems
+    assert any(p.endswith("transforms: verify returned a list of str, not a list of "
+                          "Violation") for p in problems), problems
+    assert not any("raised TypeError" in p for p in problems), problems
+
+
+def test_a_decode_that_returns_no_solution_is_said_so(sudoku_samples):
+    """decode returning the grid itself (a list) gave "tokens: raised AttributeError: 'list'
+    object has no attribute 'grid'"."""
+    cls, samples = sudoku_samples
+
+    class Bare(cls):
+        def decode(self, puzzle, tokens, family=None):
+            return super().decode(puzzle, tokens, family).grid.tolist()
+
+    problems = _problems(Bare, samples[:1], registered=False, mutations=False)
+    assert any(p.endswith("decode(encode_label) returned list, not a Solution")
+               for p in problems), problems
+    assert not any("has no attribute" in p for p in problems), problems

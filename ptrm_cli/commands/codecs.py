@@ -9,6 +9,7 @@ from rich.table import Table
 
 from .. import codec as registry
 from ..console import console, esc
+from ..errors import CodecNotFound
 from ..options import JSON
 
 
@@ -59,6 +60,7 @@ def _show_one(name: str, as_json: bool) -> None:
     import inspect
     import sys
 
+    _refuse_broken_plugin(name)
     codec = registry.get(name)  # an unknown name: one error listing the installed ones
     reg = registry.registered()[codec.name]
     cls = type(codec)
@@ -78,3 +80,14 @@ def _show_one(name: str, as_json: bool) -> None:
     console.print()
     console.print(esc(doc), highlight=False)
 
+
+def _refuse_broken_plugin(name: str) -> None:
+    """`ptrm codecs TYPE` for a type whose plugin is installed but did not load: say that, with
+    the plugin and why, rather than "unknown puzzle type" and a guess at another type (whose
+    documentation is not what the plugin's author asked for)."""
+    failed = registry.failed_plugin(name) if registry.type_named(name) is None else None
+    if failed is not None:
+        ep_name, value, why = failed
+        raise CodecNotFound(f"codec plugin {ep_name!r} ({value}) is installed but failed to "
+                            f"load: {why}", hint="fix the plugin (docs/PLUGINS.md); `ptrm "
+                            "codecs` lists the codecs that load")
