@@ -197,10 +197,12 @@ def test_config_key_and_set_value_mistakes_are_one_message(tmp_path):
     assert load_config(path, ["train.max_steps=5"]).train.max_steps == 5
     with pytest.raises(PtrmError, match=r"--set 'train.lr=\[1': '\[1' is not a YAML value"):
         load_config(path, ["train.lr=[1"])
-    with pytest.raises(PtrmError, match=r"section train: unknown key\(s\) lrr \(did you mean "
-                                        r"lr\?\)"):
+    # each names the --set it came from, also for a section the --set made (`trian`)
+    with pytest.raises(PtrmError, match=r"^--set 'train.lrr=1': config section train: unknown "
+                                        r"key\(s\) lrr \(did you mean lr\?\)"):
         load_config(path, ["train.lrr=1"])
-    with pytest.raises(PtrmError, match=r"unknown key\(s\) trian \(did you mean train\?\)"):
+    with pytest.raises(PtrmError, match=r"^--set 'trian.lr=1': config: unknown key\(s\) trian "
+                                        r"\(did you mean train\?\)"):
         load_config(path, ["trian.lr=1"])
 
 
@@ -222,14 +224,9 @@ def test_a_wrong_key_or_value_names_its_file_and_line(tmp_path):
         load_config(path, ["eval.every_steps=soon"])
     with pytest.raises(PtrmError, match=r"^config train.lr: expected float"):  # no file
         load_config(None, base={"train": {"lr": "x"}})
-    # a --set replacing a section of the file, or making a misspelt one, names itself
+    # a --set replacing a section of the file names itself, not the file's line
     with pytest.raises(PtrmError, match=r"^--set 'train=\{lr: x\}': config train.lr"):
         load_config(path, ["train={lr: x}"])
-    with pytest.raises(PtrmError, match=r"^--set 'trian.lr=1': config: unknown key\(s\) "
-                                        r"trian"):
-        load_config(path, ["trian.lr=1"])
-    with pytest.raises(PtrmError, match=r"^--set 'train.lrr=1': config section train"):
-        load_config(path, ["train.lrr=1"])
 
 
 def test_a_config_without_a_dataset_is_refused_before_any_run_dir(tmp_path, monkeypatch):
