@@ -5,6 +5,7 @@ traceback, and what was saved before stays usable."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -113,7 +114,20 @@ def test_a_run_says_what_it_trains_on_before_the_first_step(sudoku4, tmp_path, c
     first = capsys.readouterr().err.splitlines()[0]
     assert first.startswith("training ") and " parameters on cpu: " in first
     assert str(sudoku4) in first and f"writing {run}" in first
-    assert "training examples per epoch), 2 updates of 16" in first
+    assert re.search(r" \([\d,]+ training examples\), 2 updates of 16;", first), first
+
+
+def test_the_start_line_says_an_epoch_draws_one_version_of_each_puzzle():
+    """With group sampling (augmented puzzles) it said "142 training examples per epoch" of
+    a dataset build-data had just reported as 1,420 training examples."""
+    from ptrm_cli.engine.train_log import _start_line
+
+    fields = {"parameters": 7, "device": "cpu", "training_examples": 1420,
+              "examples_per_epoch": 142.0, "total_steps": 5,
+              "config": {"data": {"path": "d"}, "train": {"global_batch_size": 16},
+                         "run_dir": "r"}}
+    assert "d (1,420 training examples, 142 drawn an epoch (one version of each puzzle)), " \
+           "5 updates of 16; writing r" in _start_line(fields)
 
 
 def test_the_summary_names_the_best_checkpoint(sudoku4, reference_run, capsys, monkeypatch,

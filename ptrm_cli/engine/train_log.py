@@ -99,9 +99,13 @@ def _start_line(f: dict) -> str:
     from ..console import esc  # paths are text, not markup: `runs/exp[lr=3e-4]`
 
     cfg = f["config"]
+    n, epoch = f["training_examples"], int(f["examples_per_epoch"])
+    # group sampling draws one augmented version of each puzzle an epoch: "142 examples per
+    # epoch" read as a contradiction of build-data's 1,420 training examples
+    drawn = f"{n:,} training examples" + (f", {epoch:,} drawn an epoch (one version of each "
+                                          "puzzle)" if epoch < n else "")
     return (f"training {f['parameters']:,} parameters on {f['device']}: "
-            f"{esc(cfg['data']['path'])} ({int(f['examples_per_epoch']):,} training examples "
-            f"per epoch), {f['total_steps']:,} updates of "
+            f"{esc(cfg['data']['path'])} ({drawn}), {f['total_steps']:,} updates of "
             f"{cfg['train']['global_batch_size']:,}; writing {esc(cfg['run_dir'])}")
 
 

@@ -471,7 +471,7 @@ class Trainer:
                       resumed_from=self.resumed_from, world_size=self.dist.world,
                       device=str(self.device), parameters=count_parameters(self.model),
                       examples_per_epoch=self.stream.examples_per_epoch,
-                      eval_every=self.eval_every, config=self.resolved_dict())
+                      training_examples=self.stream.n, eval_every=self.eval_every, config=self.resolved_dict())
             if self.resumed_from:
                 print(f"continuing at step {self.step} of {self.total_steps} from "
                       f"{self.resumed_from}", file=sys.stderr)
