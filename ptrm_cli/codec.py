@@ -588,6 +588,11 @@ def detect(text: str, *, source: str | None = None) -> Codec:
     """Find the codec for a puzzle text: a puzz.link URL names its type, pzprv3 text names it
     on its second line, a plain grid may name it on its first line; otherwise the codecs'
     `sniff` must agree on exactly one."""
+    return _detect(text, source)[0]
+
+
+def _detect(text: str, source: str | None) -> tuple[Codec, bool]:
+    """`detect`'s codec, and whether it was claimed by `sniff` (the text names no type)."""
     stripped = text.strip()
     if not stripped:
         raise ParseError("empty input: expected a puzz.link URL, pzprv3 text or a puzzle grid",
@@ -600,20 +605,20 @@ def detect(text: str, *, source: str | None = None) -> Codec:
             if not urlid:
                 raise ParseError("pzprv3 URL ends before the puzzle type", source=source,
                                  hint="expected ?pzprv3/<type>/<rows>/<cols>/<grid lines>")
-        return get(urlid)
+        return get(urlid), False
     lines = [ln.strip() for ln in stripped.splitlines()]
     if lines[0].startswith("pzprv3"):
         rest = [ln for ln in lines[1:] if not ln.startswith("v:")]  # an optional variant line
         if not rest:
             raise ParseError("pzprv3 text ends after its first line: expected the puzzle type",
                              source=source, line=1)
-        return get(rest[0])
+        return get(rest[0]), False
     named = type_named(lines[0].lower())
     if named is not None:
-        return named
+        return named, False
     candidates = [reg.codec for reg in _load().values() if _sniffs(reg, stripped)]
     if len(candidates) == 1:
-        return candidates[0]
+        return candidates[0], True
     if not candidates:
         if len(lines) > 1 and re.fullmatch(r"[a-z][a-z0-9_-]{2,}", lines[0].lower()):
             raise ParseError(f"the first line names the type {lines[0]!r}, which no installed "
@@ -642,9 +647,15 @@ def _sniffs(reg: Registered, text: str) -> bool:
 def parse(text: str, *, codec: str | None = None,
           source: str | None = None) -> tuple[Codec, Parsed]:
     """The codec of `text` (`codec` names it, else `detect`) and what it reads there."""
-    c = get(codec) if codec else detect(text, source=source)
-    with contract(c, "parse", reading="puzzle", source=source):
-        parsed = c.parse(text, source=source)
+    c, sniffed = (get(codec), False) if codec else _detect(text, source)
+    try:
+        with contract(c, "parse", reading="puzzle", source=source):
+            parsed = c.parse(text, source=source)
+    except ParseError as e:
+        if sniffed and e.hint is None:  # a grid of another type that looks like this one
+            e.hint = (f"the text names no type and reads like {c.name}; if it is another "
+                      "type, start it with a line naming the type, or pass --codec TYPE")
+        raise
     if not isinstance(parsed, Parsed) or not isinstance(parsed.puzzle, Puzzle):
         raise bug(c, f"parse returned {type(parsed).__name__}, not Parsed(puzzle, ...)")
     return c, parsed

@@ -132,3 +132,20 @@ def test_text_given_as_the_argument_reads_as_the_same_file_would(ckpt, tmp_path)
         out = json.loads(r.stdout)
         assert (out["type"], out["format"], out["source"]) == ("shakashaka", "pzprv3",
                                                                 "<argument>")
+
+
+def test_a_grid_claimed_by_another_types_sniff_says_how_to_name_its_type():
+    """A header-less 6x6 grid of a plugin's type was read as a sudoku and refused cell by cell
+    ("sudoku cell '8'") with no word on why sudoku, or on the way out."""
+    from ptrm_cli import solver
+    from ptrm_cli.errors import ParseError
+
+    if "sudoku" not in installed_codecs():
+        pytest.skip("the sudoku codec is not installed")
+    grid = "1 . . 8 . .\n. . . . . 3\n. 2 . . . .\n. . . . 4 .\n3 . . . . .\n. . 5 . . 1\n"
+    with pytest.raises(ParseError, match="sudoku cell '8'") as e:
+        solver.parse_puzzle(grid, source="mine.txt")
+    assert "reads like sudoku" in e.value.hint and "--codec TYPE" in e.value.hint
+    with pytest.raises(ParseError) as e:  # a grid that names its type: no such guess
+        solver.parse_puzzle("sudoku\n" + grid, source="mine.txt")
+    assert e.value.hint is None or "reads like" not in e.value.hint
