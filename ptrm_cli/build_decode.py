@@ -11,7 +11,6 @@ is the puzzle's identity up to the symmetries the augmentation applies (docs/BUI
 
 from __future__ import annotations
 
-import multiprocessing
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +21,7 @@ from . import dihedral, sudoku_aug
 from . import sources as src
 from .codec import Codec, Family, Puzzle, Solution
 from .errors import ParseError, PtrmError
+from .sudoku_solver import SolveInterrupted
 
 
 @dataclass
@@ -63,28 +63,11 @@ def decode_task(task):
         return ("drop", "decode error", str(e))
     except (ParseError, ValueError, KeyError, IndexError, TypeError) as e:
         return ("drop", "malformed", str(e) or type(e).__name__)
+    except SolveInterrupted:  # Ctrl-C in a pool worker: the build stops, not this record
+        raise
     except Exception as e:  # a codec bug must not take the build down: report and go on
-        if solver_interrupted(e):
-            _stop_interrupted()
         bug = None if codec is None or isinstance(e, PtrmError) else codec_failure(codec, e)
         return ("drop", "decode error", str(bug) if bug else f"{type(e).__name__}: {e}")
-
-
-def solver_interrupted(e: BaseException) -> bool:
-    """Ctrl-C inside a pysat solve (the sudoku lists' solver): pysat takes SIGINT over while it
-    solves and raises its own `error` instead of KeyboardInterrupt, leaving the solver broken
-    (every later puzzle came back `no solution`). It means stop, not a bad record."""
-    return type(e).__module__ == "pysolvers" and "interrupt" in str(e).lower()
-
-
-def _stop_interrupted() -> None:
-    """Stop the build. In the main process (one worker) that is Ctrl-C's KeyboardInterrupt; a
-    pool worker raises an error the pool hands to the parent instead (a KeyboardInterrupt
-    kills the worker with a traceback and leaves the pool waiting for its result), and the
-    parent, interrupted too, stops the pool."""
-    if multiprocessing.parent_process() is None:
-        raise KeyboardInterrupt
-    raise PtrmError("interrupted while solving a puzzle")
 
 
 def encoded(codec: Codec, puzzle: Puzzle, solution: Solution, family: Family) -> tuple:

@@ -21,6 +21,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from .errors import PtrmError
+
 
 def box_shape(n: int) -> tuple[int, int]:
     """(rows, cols) of one box: 2x3 for 6x6, sqrt(n) x sqrt(n) otherwise."""
@@ -187,6 +189,15 @@ class _Sat:
         return cell * self.n + d + 1
 
     def solve(self, g: np.ndarray, limit: int) -> list[np.ndarray]:
+        try:
+            return self._solve(g, limit)
+        except Exception as e:
+            if not _interrupted(e):
+                raise
+            self.solver = None  # left broken: every later puzzle came back "no solution"
+            _stop()
+
+    def _solve(self, g: np.ndarray, limit: int) -> list[np.ndarray]:
         from pysat.solvers import Solver
 
         n, nv = self.n, self.n ** 3
@@ -213,6 +224,27 @@ class _Sat:
         for sel in block_sel:
             s.add_clause([-sel])  # retire this puzzle's blocking clauses
         return out
+
+
+class SolveInterrupted(PtrmError):
+    """Ctrl-C during a solve in a pool worker: an error the pool hands back to the parent (a
+    KeyboardInterrupt there killed the worker with a traceback and left the pool waiting)."""
+
+
+def _interrupted(e: BaseException) -> bool:
+    """Ctrl-C inside a pysat solve: pysat takes SIGINT over while it solves and raises its own
+    `error` instead of KeyboardInterrupt."""
+    return type(e).__module__ == "pysolvers" and "interrupt" in str(e).lower()
+
+
+def _stop() -> None:
+    """Stop the work Ctrl-C meant to stop: KeyboardInterrupt in the main process; in a pool
+    worker, SolveInterrupted (the parent, interrupted too, stops the pool)."""
+    import multiprocessing
+
+    if multiprocessing.parent_process() is None:
+        raise KeyboardInterrupt
+    raise SolveInterrupted("interrupted while solving a puzzle")
 
 
 _SAT: dict[int, _Sat] = {}

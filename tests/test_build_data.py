@@ -429,26 +429,31 @@ def test_ctrl_c_inside_the_sat_solver_stops_the_build(tmp_path, monkeypatch):
     out = tmp_path / "ds"
     B.build([f], out, opts(types=("sudoku",), val_per_type=2, augment=1))
     before = tree_bytes(out)
-    real, calls = sudoku_solver.solve, {"n": 0}
+    from pysat.solvers import Solver
 
-    def interrupted_third(grid, *a, **k):
+    real, calls = Solver.solve, {"n": 0}
+
+    def interrupted_third(self, *a, **k):  # what pysat does on Ctrl-C during a solve
         calls["n"] += 1
         if calls["n"] == 3:
             raise pysolvers.error("Caught keyboard interrupt")
-        return real(grid, *a, **k)
+        return real(self, *a, **k)
 
-    monkeypatch.setattr(sudoku_solver, "solve", interrupted_third)
+    monkeypatch.setattr(Solver, "solve", interrupted_third)
     with pytest.raises(KeyboardInterrupt):
         B.build([f], out, opts(types=("sudoku",), val_per_type=2, augment=1, seed=3))
     assert tree_bytes(out) == before
+    monkeypatch.setattr(Solver, "solve", real)  # and the next solve works
+    assert len(sudoku_solver.solve(np.array([[int(c) for c in src[0][9 * r:9 * r + 9]
+                                               .replace(".", "0")] for r in range(9)]))) == 1
 
 
 def _stop_in_a_worker(_):
-    from ptrm_cli import build_decode
+    from ptrm_cli import sudoku_solver
 
     try:
-        build_decode._stop_interrupted()
-    except B.PtrmError as e:   # what the pool hands back to the parent
+        sudoku_solver._stop()
+    except sudoku_solver.SolveInterrupted as e:   # what the pool hands back to the parent
         return str(e)
     return "went on"
 
@@ -458,10 +463,10 @@ def test_an_interrupted_solve_in_a_pool_worker_is_an_error_for_the_parent():
     the worker raises an error the pool passes back instead, the main process stops."""
     import multiprocessing
 
-    from ptrm_cli import build_decode
+    from ptrm_cli import sudoku_solver
 
     with pytest.raises(KeyboardInterrupt):
-        build_decode._stop_interrupted()
+        sudoku_solver._stop()
     with multiprocessing.get_context("spawn").Pool(1) as pool:
         assert pool.map(_stop_in_a_worker, [0]) == ["interrupted while solving a puzzle"]
 
