@@ -20,6 +20,7 @@ from __future__ import annotations
 import codecs
 import json
 import math
+import os
 import re
 import sys
 import time
@@ -313,6 +314,19 @@ def outside_training(loaded: LoadedModel, puzzle: Puzzle) -> str | None:
         return (f"this model trained on {kept} {puzzle.type} only, and this one is {size}: "
                 "it may not find a valid answer")
     return None
+
+
+def cpu_threads() -> int:
+    """All cores, unless other processes already keep them busy: then one thread, because
+    torch's OpenMP threads wait for each other at every operation and a busy machine makes
+    that wait long (measured: 6x slower with 2 threads than with 1 at load 12 on 2 cores).
+    What `ptrm solve` gives `torch.set_num_threads` on a CPU unless --threads says."""
+    cores = os.cpu_count() or 1
+    try:
+        load = os.getloadavg()[0]
+    except (OSError, AttributeError):
+        return cores
+    return max(1, min(cores, int(cores - load + 0.5)))
 
 
 def resolve_checkpoint(arg: str | Path | None) -> Path:

@@ -763,3 +763,18 @@ def test_the_bundled_model_says_what_it_trained_on():
     assert meta["meta"]["trained_on"] == {"heyawake": "10x10", "lightup": "10x10",
                                           "nurikabe": "10x10", "shakashaka": "10x10",
                                           "sudoku": "9x9", "tapa": "10x10"}
+
+
+def test_cpu_threads_leave_busy_cores_alone(monkeypatch):
+    """ptrm solve's CPU thread rule, public for library users: the cores the 1-minute load
+    leaves idle, at least one (two threads ran 6x slower than one at load 12 on 2 cores)."""
+    monkeypatch.setattr(os, "cpu_count", lambda: 8)
+    for load, threads in ((0.0, 8), (2.6, 5), (7.9, 1), (12.0, 1)):
+        monkeypatch.setattr(os, "getloadavg", lambda load=load: (load, 0.0, 0.0))
+        assert solver.cpu_threads() == threads, load
+
+    def no_load():
+        raise OSError
+
+    monkeypatch.setattr(os, "getloadavg", no_load)   # no load average here: every core
+    assert solver.cpu_threads() == 8

@@ -414,23 +414,11 @@ def _set_threads(threads: int | None, cpu_defaults: dict) -> None:
     """torch's CPU threads: the given number, else our default, which the output states."""
     import torch
 
-    torch.set_num_threads(threads or _cpu_threads())
+    from .. import solver
+
+    torch.set_num_threads(threads or solver.cpu_threads())
     if threads is None:
         cpu_defaults["threads"] = torch.get_num_threads()
-
-
-def _cpu_threads() -> int:
-    """All cores, unless other processes already keep them busy: then one thread, because
-    torch's OpenMP threads wait for each other at every operation and a busy machine makes
-    that wait long (measured: 6x slower with 2 threads than with 1 at load 12 on 2 cores)."""
-    import os
-
-    cores = os.cpu_count() or 1
-    try:
-        load = os.getloadavg()[0]
-    except (OSError, AttributeError):
-        return cores
-    return max(1, min(cores, int(cores - load + 0.5)))
 
 
 # -- ARC tasks -----------------------------------------------------------------------------------
