@@ -240,7 +240,7 @@ def run_eval(loaded: LoadedModel, ev: EvalSet, s: EvalSettings, *,
              saved: SavedRuns | None = None) -> dict:
     """Every run, scored. `progress(fraction)` is called as compute completes. Each finished
     run goes into `saved` at once, and a run already there is restored, not run again."""
-    from .engine.distributed import sample  # sharded over the ranks of a torchrun launch
+    from .engine.distributed import sample, world  # sharded over a torchrun launch's ranks
     from .engine.model import count_parameters, flops_per_step
     from .engine.sampler import SamplerConfig, halted
 
@@ -248,6 +248,7 @@ def run_eval(loaded: LoadedModel, ev: EvalSet, s: EvalSettings, *,
     P = len(ev)
     groups = groups_of(ev)
     price = usd_per_hour(loaded.device)
+    cards = world()[1]  # the cards of a --gpus N launch, sharing the puzzles
     fps = flops_per_step(cfg)
     saved = saved or SavedRuns.disabled()
     # progress counts only what this command computes: restored runs counted as done made a
@@ -296,7 +297,7 @@ def run_eval(loaded: LoadedModel, ev: EvalSet, s: EvalSettings, *,
             continue
         out, valid, t_model, t_verify, used = run(1, d, 0.0, 0, False, s.det_chunk_rows)
         det.append({"D": d, "K": 1, "sigma": 0.0, "equal_compute": d == s.K * s.D and s.K > 1,
-                    "flops_per_puzzle": d * fps, **_timing(t_model, t_verify, P, price),
+                    "flops_per_puzzle": d * fps, **_timing(t_model, t_verify, P, price, cards),
                     **used, **_det_scores(out, valid, ev.labels, groups)})
         saved.put(det_key(d), det[-1])
 
@@ -311,7 +312,7 @@ def run_eval(loaded: LoadedModel, ev: EvalSet, s: EvalSettings, *,
                 out, valid, t_model, t_verify, used = run(s.K, s.D, sigma, seed, record,
                                                           s.chunk_rows)
                 done = _ptrm_run(out, valid, ev.labels, groups, s, sigma, seed,
-                                 timing={**_timing(t_model, t_verify, P, price), **used},
+                                 timing={**_timing(t_model, t_verify, P, price, cards), **used},
                                  curve=curve, record=record)
                 saved.put(key, done)
             runs.append(done["run"])
@@ -428,10 +429,13 @@ def ptrm_entry(setting: dict, runs: list[dict], groups: list[str], per_puzzle: d
             "runs": runs, "summary": summary, "per_puzzle": per_puzzle}
 
 
-def _timing(t_model: float, t_verify: float, P: int, usd_per_hour: float | None) -> dict:
+def _timing(t_model: float, t_verify: float, P: int, usd_per_hour: float | None,
+            cards: int = 1) -> dict:
+    """Times of a run (wall time: with --gpus N, of all N cards at once) and its cost, which
+    pays for every card the run held."""
     return {"time_s": t_model, "time_per_puzzle_s": t_model / P,
             "cost_per_puzzle_usd": None if usd_per_hour is None
-            else t_model / P * usd_per_hour / 3600,
+            else t_model / P * usd_per_hour * cards / 3600,
             "verify_time_per_puzzle_s": t_verify / P}
 
 

@@ -117,6 +117,10 @@ def test_cost_only_for_time_measured_on_an_h100(ckpt, dataset, tmp_path, monkeyp
     # an H100's runs: each run priced, the sigma's cost their mean, the table shows it
     t = evaluate._timing(3.6, 0.0, 2, evaluate.usd_per_hour("cuda:0"))
     assert t["cost_per_puzzle_usd"] == pytest.approx(1.8 * 2.5 / 3600)
+    # --gpus 4: the wall time is the four cards', and all four are paid for (it was one card)
+    t4 = evaluate._timing(3.6, 0.0, 2, evaluate.usd_per_hour("cuda:0"), cards=4)
+    assert t4["time_per_puzzle_s"] == t["time_per_puzzle_s"]
+    assert t4["cost_per_puzzle_usd"] == pytest.approx(4 * 1.8 * 2.5 / 3600)
     runs = [{**run, "cost_per_puzzle_usd": c}
             for run, c in zip(rep["ptrm"][0]["runs"] * 2, (1e-3, 3e-3))]
     entry = evaluate.ptrm_entry({"sigma": 0.5}, runs, rep["groups"], {})
