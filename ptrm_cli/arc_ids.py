@@ -15,7 +15,8 @@ Where a checkpoint's table comes from, first found (`table_for`):
   2. `identifiers.json` inside our checkpoint directory (`ptrm convert --identifiers` writes it);
   3. for an official `step_N` file: `identifiers.json` next to it, else in a dataset folder its
      run's all_config.yaml names (`data_paths`, relative to where that run started);
-  4. for a checkpoint from `ptrm train`: its training dataset's table, if that dataset is still
+  4. for a checkpoint from `ptrm train` without its own copy (`ptrm train` writes one into
+     each checkpoint, found by step 2): its training dataset's table, if that dataset is still
      where it was and unchanged (same fingerprint as recorded at training time);
   5. (eval) the evaluated dataset's table, if the checkpoint's rows match its count.
 A table is always checked against the model: one name per embedding row.
@@ -29,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .arc_data import BLANK
-from .engine.checkpoint import IDENTIFIERS as FILE
+from .engine.checkpoint import IDENTIFIERS as FILE, placeholder_vocab
 from .errors import PtrmError
 
 SEP = "|||"  # TRM's PuzzleIdSeparator (ptrm_codecs.arc.SEP, without importing the codec here)
@@ -109,19 +110,38 @@ def table_for(loaded, explicit: str | Path | None = None, *, dataset: Path | Non
     """The identifier table of a loaded checkpoint (solver.LoadedModel); see the module doc for
     the search order. A PtrmError says what was looked at when nothing fits."""
     rows = loaded.config.num_puzzle_identifiers
+    vocab = getattr(loaded, "vocab", None)
+    # a maze or sudoku model on an ARC dataset was told that the dataset's table "names 16
+    # puzzle identifiers, but the model's puzzle-embedding table has 1 rows": the vocabulary
+    # is what does not fit, and says so before any table is looked for (an official step
+    # file's placeholder table, `trm-v12`, is not a family: the data gives it one)
+    if vocab is not None and vocab.family != "arc" and vocab != placeholder_vocab(len(vocab)):
+        raise PtrmError(f"checkpoint {loaded.path} is a {vocab.family!r} model, not an ARC one "
+                        "(vocabulary 'arc'): it has no ARC puzzle identifiers",
+                        hint="pass an ARC checkpoint (ptrm train on a --family arc dataset, "
+                             "or ptrm convert step_N --family arc)")
     if explicit is not None:
         return read_table(explicit, rows)
     table = own_table(loaded)
     if table is not None:
         return table
+    mismatch = ""
     if dataset is not None and (Path(dataset) / FILE).is_file():
-        table = read_table(Path(dataset) / FILE, rows)
-        table.source += " (the evaluated dataset's; the checkpoint names no table)"
-        return table
+        table = read_table(Path(dataset) / FILE)
+        if len(table) == rows:  # step 5: only a table that fits the model
+            table.source += " (the evaluated dataset's; the checkpoint names no table)"
+            return table
+        mismatch = f", which names {len(table):,}"
+    if rows <= 1:
+        raise PtrmError(f"checkpoint {loaded.path} has no per-task puzzle embeddings "
+                        f"({rows} identifier, the blank), so it has no views of ARC tasks to "
+                        "vote over", hint="ARC evaluation needs a TRM ARC model trained on "
+                                          "its tasks' identifiers; `ptrm solve` runs one test "
+                                          "input with this model")
     found = _candidates(loaded) + ([Path(dataset) / FILE] if dataset is not None else [])
     looked = ", ".join(str(p) for p in found) or "nothing"
     raise PtrmError(f"checkpoint {loaded.path} has {rows:,} puzzle identifiers but no table "
-                    f"naming them (looked at: {looked})",
+                    f"naming them (looked at: {looked}{mismatch})",
                     hint="pass --identifiers PATH: the identifiers.json of the dataset it was "
                          "trained on (or attach it once: ptrm convert step_N --family arc "
                          "--identifiers PATH --out DIR)")

@@ -318,3 +318,38 @@ def test_a_folder_builds_and_a_test_task_never_trains_under_another_name(sources
     empty.mkdir()
     with pytest.raises(PtrmError, match="no ARC challenge files"):
         build_arc([empty], None)
+
+
+def test_eval_of_an_arc_dataset_names_what_does_not_fit_the_checkpoint(dataset, tmp_path):
+    """The evaluated dataset's table is taken only when it fits the model (MAZE_ARC.md, step
+    5). A maze model, or an ARC one with another table size, was told the dataset's
+    identifiers.json "names N puzzle identifiers, but the model's puzzle-embedding table has
+    1 rows" with the hint to use its training dataset's table: for the maze model the
+    vocabulary is what does not fit, and a table of the wrong size is not the model's."""
+    from ptrm_cli.engine.checkpoint import save_checkpoint
+    from ptrm_cli.engine.model import TRM, TRMConfig
+    from ptrm_codecs.families import ARC, MAZE
+
+    def ck(name, vocab, rows):
+        cfg = TRMConfig(vocab_size=len(vocab), seq_len=900, hidden_size=32, num_heads=2,
+                        L_layers=1, H_cycles=1, L_cycles=1, puzzle_emb_ndim=32,
+                        puzzle_emb_len=1, num_puzzle_identifiers=rows, halt_max_steps=2,
+                        forward_dtype="float32")
+        return save_checkpoint(tmp_path / name, TRM(cfg), vocab, {})
+
+    n = load_dataset(dataset).num_puzzle_ids
+
+    def said(path):
+        res = CliRunner().invoke(app, ["eval", "--data", str(dataset), "--split", "test",
+                                       "--K", "1", "--D", "1", "-c", str(path), "--device",
+                                       "cpu", "-o", str(tmp_path / "ev")])
+        assert res.exit_code == 2 and "Traceback" not in res.output, res.output
+        return " ".join(res.output.split())
+
+    out = said(ck("maze", MAZE.vocab, 1))
+    assert "is a 'maze' model, not an ARC one" in out and "names" not in out, out
+    out = said(ck("blank", ARC.vocab, 1))
+    assert "has no per-task puzzle embeddings (1 identifier, the blank)" in out, out
+    out = said(ck("other", ARC.vocab, n + 2))
+    assert f"has {n + 2} puzzle identifiers but no table naming them" in out, out
+    assert f"{dataset / 'identifiers.json'}, which names {n})" in out, out

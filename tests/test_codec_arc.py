@@ -351,3 +351,42 @@ def test_render_keeps_a_wide_output_grid_whole_in_a_narrow_terminal(codec):
     assert [ln.split()[-30:] for ln in lines[3:31]] == [[str(v) for v in row]
                                                       for row in wide[2:]]
     assert len(lines) == 31
+
+
+def test_render_shows_the_expected_output_beside_a_wrong_answer(codec):
+    """A pair's wrong answer was drawn as "output (wrong)" alone: the user saw the verdict but
+    not what the output should have been (the --task pipeline shows it as "expected")."""
+    import io
+
+    from rich.console import Console
+
+    parsed = codec.parse(json.dumps({"input": [[1, 2]], "output": [[3, 4], [5, 6]]}))
+    wrong = Solution("arc", np.array([[7, 7]], dtype=np.int16))
+    out = io.StringIO()
+    Console(file=out, width=120, color_system=None).print(codec.render(parsed.puzzle, wrong))
+    lines = out.getvalue().splitlines()
+    assert lines[0].split() == ["input", "1x2", "output", "(wrong)", "1x2", "expected", "2x2"]
+    assert lines[1].split() == ["1", "2", "→", "7", "7", "3", "4"]
+    assert lines[2].split() == ["5", "6"]
+    out = io.StringIO()  # a right answer needs no second copy
+    Console(file=out, width=120, color_system=None).print(
+        codec.render(parsed.puzzle, parsed.solution))
+    assert "expected" not in out.getvalue()
+
+
+def test_load_tasks_says_a_one_task_file_is_not_a_challenges_file(tmp_path):
+    """`ptrm build-data 00576224.json --family arc` on a downloaded one-task file read its keys
+    as task ids and said "ARC task 'test': expected {'train': [...], 'test': [...]}" of a
+    file that is exactly that."""
+    task = {"train": [{"input": [[1]], "output": [[2]]}], "test": [{"input": [[1]]}]}
+    path = tmp_path / "00576224.json"
+    path.write_text(json.dumps(task))
+    with pytest.raises(ParseError, match=rf"^{path}: this file holds one ARC task \{{train, "
+                                         r"test\}, not a Kaggle challenges file") as e:
+        A.load_tasks(path)
+    assert '{"00576224": <the task>}' in e.value.hint
+    path.write_text(json.dumps(task["train"][0]))
+    with pytest.raises(ParseError, match=r"this file holds one ARC pair \{input, output\}"):
+        A.load_tasks(path)
+    path.write_text(json.dumps({"00576224": task}))  # the same task, wrapped, reads
+    assert list(A.load_tasks(path)) == ["00576224"]

@@ -299,6 +299,18 @@ def load_tasks(challenges: str | Path, solutions: str | Path | None | bool = Tru
     `_solutions.json` when `solutions` is True (skipped if absent), a path, or none (False)."""
     path = Path(challenges)
     tasks = _read_json(path, "ARC tasks")
+    # one task or one pair read as {task_id: task} was "ARC task 'test': expected {...}": a
+    # task named after a key of the file's one task
+    pair = isinstance(tasks, dict) and isinstance(tasks.get("input"), list)
+    if pair or isinstance(tasks, dict) and isinstance(tasks.get("test"), list):
+        what = "one ARC pair {input, output}" if pair else \
+            "one ARC task {train, test}"
+        raise ParseError(f"this file holds {what}, not a Kaggle challenges file "
+                         "{task_id: {train, test}, ...}", source=str(path),
+                         hint=('a challenges file is {"<task id>": {"train": [pairs], "test": '
+                               '[{"input": grid}]}}') if pair else
+                         (f'wrap it as {{"{path.stem}": <the task>}}; `ptrm solve` reads a '
+                          "one-task file as it is"))
     if not isinstance(tasks, dict):
         raise ParseError("an ARC challenges file maps task ids to tasks {train, test}",
                          source=str(path))
@@ -541,6 +553,8 @@ class ArcCodec(Codec):
             ok = None if known is None else not self.verify(puzzle, solution)
             title = "output" + ("" if ok is None else (" (correct)" if ok else " (wrong)"))
             cols += [Text("\n→", style="bold"), grid_text(solution.grid, title)]
+            if ok is False:  # a verdict without the right answer beside it says too little
+                cols.append(grid_text(known, "expected"))
         return side_by_side(cols)
 
 
