@@ -353,3 +353,13 @@ def test_eval_of_an_arc_dataset_names_what_does_not_fit_the_checkpoint(dataset, 
     out = said(ck("other", ARC.vocab, n + 2))
     assert f"has {n + 2} puzzle identifiers but no table naming them" in out, out
     assert f"{dataset / 'identifiers.json'}, which names {n})" in out, out
+
+
+def test_a_build_without_an_evaluation_subset_says_it_has_no_test_set(sources):
+    """Training challenges alone printed "test set None"."""
+    training = next(p for p in sources if "training" in p.name)
+    r = CliRunner().invoke(app, ["build-data", str(training), "--family", "arc", "--dry-run"])
+    assert r.exit_code == 0, r.output
+    out = " ".join(r.stdout.split())
+    assert "no test set: no evaluation* subset, --test-set NAME names one" in out
+    assert "None" not in out

@@ -114,8 +114,10 @@ def build_data(
         if as_json:
             typer.echo(json.dumps(summary, indent=1))
         else:
+            test = (f"test set {summary['test_set']}" if summary["test_set"] else
+                    "no test set: no evaluation* subset, --test-set NAME names one")
             console.print(f"ARC: {summary['tasks']:,} tasks ({', '.join(summary['subsets'])}; "
-                          f"test set {summary['test_set']}), {summary['num_puzzle_ids']:,} "
+                          f"{test}), {summary['num_puzzle_ids']:,} "
                           f"puzzle ids, rows train {summary['rows']['train']:,} test "
                           f"{summary['rows']['test']:,}", highlight=False)
             if n := summary["test_tasks_elsewhere"]:
