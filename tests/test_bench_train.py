@@ -91,3 +91,13 @@ def test_bench_train_refuses_counts_that_make_no_sense(args, match):
     r = subprocess.run([sys.executable, str(SCRIPT), "--tiny", *args], capture_output=True,
                        text=True, timeout=120)
     assert r.returncode == 2 and match in r.stderr and "Traceback" not in r.stderr
+
+
+def test_bench_train_per_step_reports_the_host_share(tmp_path):
+    """--per-step says how long the host took to launch an update beside the synced time: a
+    host time near the update's means the CPU sets the pace (the 4-card question)."""
+    result, stdout = run(tmp_path, "--per-step")
+    assert 0 < result["host_s_per_step_median"] <= result["s_per_step_median"]
+    assert "of which the host took" in stdout
+    plain, _ = run(tmp_path)
+    assert "host_s_per_step_median" not in plain
