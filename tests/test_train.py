@@ -184,6 +184,24 @@ def test_config_values_out_of_range(tmp_path):
             check_config(load_config(path, [item]))
 
 
+def test_values_out_of_range_name_their_file_line_or_set(tmp_path):
+    """check_config named the key of a value out of range but not where it was written, as a
+    misspelt key's error does; several such values are listed one a line."""
+    path = tmp_path / "c.yaml"
+    path.write_text("data: {path: d}\nrun_dir: r\ntrain:\n  lr: -1\n  beta1: 1.5\n")
+    with pytest.raises(PtrmError) as e:
+        check_config(load_config(path))
+    assert str(e.value) == (f"config: 2 values make no sense:\n  {path}:4: train.lr must be >= 0"
+                            f"\n  {path}:5: train.beta1 must be in [0, 1)")
+    with pytest.raises(PtrmError, match=rf"^{re.escape(str(path))}:5: config: train.beta1 must"):
+        check_config(load_config(path, ["train.lr=0.1"]))
+    with pytest.raises(PtrmError, match=r"^--set 'seed=-1': config: seed must be >= 0$"):
+        check_config(load_config(path, ["train.lr=0.1", "train.beta1=0.9", "seed=-1"]))
+    # a value from no file (a base config, a default) has no place to name
+    with pytest.raises(PtrmError, match=r"^config: train.lr must be >= 0$"):
+        check_config(load_config(None, base={"run_dir": "r", "train": {"lr": -1}}))
+
+
 def test_config_key_and_set_value_mistakes_are_one_message(tmp_path):
     """A YAML key that is a number was a TypeError (joining the unknown keys), a --set value
     that is not YAML was PyYAML's traceback, and a section left empty in the file (`train:`,

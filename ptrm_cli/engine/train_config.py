@@ -176,7 +176,9 @@ def load_config(path: str | os.PathLike | None = None, sets: list[str] | tuple =
         origin = {k: v for k, v in origin.items() if k[:len(key_path)] != key_path}
         for n in range(1, len(key_path) + 1):
             origin.setdefault(key_path[:n], f"--set {item!r}")
-    return _build(Config, doc, (), origin)
+    cfg = _build(Config, doc, (), origin)
+    cfg.origin = origin  # not a field (never saved): check_config's errors name file:line
+    return cfg
 
 
 def _key_lines(text: str) -> dict[tuple, int]:
@@ -306,60 +308,58 @@ def _coerce(value, hint, key: str):
 
 
 def check_config(cfg: Config) -> None:
+    """Values that parse but make no sense. Each is named with where it was written (the
+    file's line or the --set), as a misspelt key is, all of them in one message."""
     t = cfg.train
-    bad = []
-    if cfg.data.sampling not in ("group", "example"):
-        bad.append(f"data.sampling must be group or example, not {cfg.data.sampling!r}")
-    if t.recipe not in RECIPES:
-        bad.append(f"train.recipe must be one of {', '.join(RECIPES)}, not {t.recipe!r}")
-    if t.warmup_steps_max is not None and t.warmup_steps_max < 0:
-        bad.append("train.warmup_steps_max must be >= 0 (or null: halt_max_steps - 1)")
-    if t.loss_type not in LOSS_TYPES:
-        bad.append(f"train.loss_type must be one of {', '.join(LOSS_TYPES)}, not {t.loss_type!r}")
-    if cfg.seed < 0:
-        bad.append("seed must be >= 0")
+    bad: list[tuple[str, str]] = []  # (dotted key, what is wrong with its value)
+
+    def need(ok: bool, key: str, what: str) -> None:
+        if not ok:
+            bad.append((key, what))
+
+    need(cfg.data.sampling in ("group", "example"), "data.sampling",
+         f"must be group or example, not {cfg.data.sampling!r}")
+    need(t.recipe in RECIPES, "train.recipe",
+         f"must be one of {', '.join(RECIPES)}, not {t.recipe!r}")
+    need(t.warmup_steps_max is None or t.warmup_steps_max >= 0, "train.warmup_steps_max",
+         "must be >= 0 (or null: halt_max_steps - 1)")
+    need(t.loss_type in LOSS_TYPES, "train.loss_type",
+         f"must be one of {', '.join(LOSS_TYPES)}, not {t.loss_type!r}")
+    need(cfg.seed >= 0, "seed", "must be >= 0")
     for key in ("lr", "puzzle_emb_lr", "weight_decay", "puzzle_emb_weight_decay",
                 "q_loss_weight"):
-        if getattr(t, key) < 0:
-            bad.append(f"train.{key} must be >= 0")
-    if not 0 <= t.lr_min_ratio <= 1:  # the cosine's floor: above 1 the lr would rise to it
-        bad.append("train.lr_min_ratio must be in [0, 1] (1: constant after warm-up)")
+        need(getattr(t, key) >= 0, f"train.{key}", "must be >= 0")
+    # the cosine's floor: above 1 the lr would rise to it
+    need(0 <= t.lr_min_ratio <= 1, "train.lr_min_ratio",
+         "must be in [0, 1] (1: constant after warm-up)")
     for key in ("beta1", "beta2"):
-        if not 0 <= getattr(t, key) < 1:
-            bad.append(f"train.{key} must be in [0, 1)")
-    if cfg.data.val_limit is not None and cfg.data.val_limit < 1:
-        bad.append("data.val_limit must be >= 1 (or null: all)")
-    if t.global_batch_size < 1:
-        bad.append("train.global_batch_size must be >= 1")
-    if t.max_steps is not None and t.max_steps < 0:
-        bad.append("train.max_steps must be >= 0")
-    if not 0 <= t.ema_rate < 1:
-        bad.append("train.ema_rate must be in [0, 1)")
-    if t.lr_warmup_steps < 0:
-        bad.append("train.lr_warmup_steps must be >= 0")
-    if cfg.log.every < 1:
-        bad.append("log.every must be >= 1")
-    if cfg.log.progress not in ("auto", "bar", "lines", "none"):
-        bad.append("log.progress must be auto, bar, lines or none")
-    if cfg.checkpoint.keep < 1:
-        bad.append("checkpoint.keep must be >= 1")
+        need(0 <= getattr(t, key) < 1, f"train.{key}", "must be in [0, 1)")
+    need(cfg.data.val_limit is None or cfg.data.val_limit >= 1, "data.val_limit",
+         "must be >= 1 (or null: all)")
+    need(t.global_batch_size >= 1, "train.global_batch_size", "must be >= 1")
+    need(t.max_steps is None or t.max_steps >= 0, "train.max_steps", "must be >= 0")
+    need(0 <= t.ema_rate < 1, "train.ema_rate", "must be in [0, 1)")
+    need(t.lr_warmup_steps >= 0, "train.lr_warmup_steps", "must be >= 0")
+    need(cfg.log.every >= 1, "log.every", "must be >= 1")
+    need(cfg.log.progress in ("auto", "bar", "lines", "none"), "log.progress",
+         "must be auto, bar, lines or none")
+    need(cfg.checkpoint.keep >= 1, "checkpoint.keep", "must be >= 1")
     for key, v in (("eval.every_steps", cfg.eval.every_steps),
                    ("eval.batch_size", cfg.eval.batch_size), ("eval.steps", cfg.eval.steps),
                    ("checkpoint.every_steps", cfg.checkpoint.every_steps)):
-        if v is not None and v < 1:
-            bad.append(f"{key} must be >= 1 (or null)")
-    if cfg.checkpoint.max_file_mb <= 0:
-        bad.append("checkpoint.max_file_mb must be > 0")
-    if cfg.resume.rewarmup_steps < 0:
-        bad.append("resume.rewarmup_steps must be >= 0")
-    if cfg.eval.interval <= 0:
-        bad.append("eval.interval must be > 0")
-    if t.epochs <= 0 and t.max_steps is None:
-        bad.append("train.epochs must be > 0")
-    if not cfg.run_dir:
-        bad.append("run_dir is not set")
+        need(v is None or v >= 1, key, "must be >= 1 (or null)")
+    need(cfg.checkpoint.max_file_mb > 0, "checkpoint.max_file_mb", "must be > 0")
+    need(cfg.resume.rewarmup_steps >= 0, "resume.rewarmup_steps", "must be >= 0")
+    need(cfg.eval.interval > 0, "eval.interval", "must be > 0")
+    need(t.epochs > 0 or t.max_steps is not None, "train.epochs", "must be > 0")
+    need(bool(cfg.run_dir), "run_dir", "is not set")
     if bad:
-        raise PtrmError("config: " + "; ".join(bad))
+        origin = getattr(cfg, "origin", {})
+        at = [_at(origin, tuple(key.split("."))) for key, _ in bad]
+        if len(bad) == 1:  # the form of a misspelt key's error: FILE:LINE: config: ...
+            raise PtrmError(f"{at[0]}config: {bad[0][0]} {bad[0][1]}")
+        raise PtrmError(f"config: {len(bad)} values make no sense:\n" + "\n".join(
+            f"  {a}{key} {what}" for a, (key, what) in zip(at, bad)))
 
 
 def model_config(cfg: Config, dataset: Dataset) -> TRMConfig:
