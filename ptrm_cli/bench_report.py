@@ -85,6 +85,10 @@ def table(r: dict) -> str:
                      f"{e.get('warmup_compile_s', float('nan')):>8.1f}s"
                      f"{_x(e.get('speedup_vs_eager')):>8}"
                      f"{pct('acc_rules'):>7}{pct('acc_label'):>7}")
+    for e in r["modes"]:  # where adaptive's saving comes from
+        if e.get("mode") == "adaptive" and e.get("stopped_frac") is not None:
+            lines.append(f"adaptive: {100 * e['stopped_frac']:.0f}% of puzzles stopped before "
+                         f"D={o['D']} (a rollout verified or confident)")
     if any(e.get("share_of_peak", 0) > 1 for e in r["modes"]):
         lines.append(f"note: a mode ran faster than the measured peak: a {r['peak']['n']}^3 "
                      "product is too small to show the device's limit (a larger --peak-size)")

@@ -48,6 +48,9 @@ def test_bench_runs_every_mode_and_writes_json(tmp_path):
     assert agree["rollouts_identical"] == 1.0 and agree["max_abs_dq"] == 0
     assert "ms/puzzle" in r.stdout and "matmul peak" in r.stdout and "fast" in r.stdout
     assert "faster than the measured peak" not in bench_report.table(rep)
+    # the share of puzzles adaptive stopped early was in the JSON only
+    stopped = modes["adaptive"]["stopped_frac"]
+    assert f"adaptive: {100 * stopped:.0f}% of puzzles stopped before D=2" in r.stdout
     # a peak measured on too small a product: a mode above 100% of it, said so, columns apart
     for m in rep["modes"]:
         m["share_of_peak"] = 27.39
