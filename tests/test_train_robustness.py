@@ -149,3 +149,20 @@ def test_the_summary_names_the_best_checkpoint(sudoku4, reference_run, capsys, m
     out = " ".join(capsys.readouterr().out.split())
     assert f"checkpoint │ {marked / 'checkpoints' / 'step_12'}" in out
     assert f"best checkpoint │ {marked / 'checkpoints' / 'best'}" in out
+
+
+def test_pruning_removes_a_damaged_step_folder_as_it_would_a_whole_one(
+        sudoku4, reference_run, tmp_path):
+    """Pruning looked at complete checkpoints only: a step folder that lost a file stayed in
+    the run folder forever. It goes once it is older than every checkpoint kept; one inside
+    the kept range stays (it may be repaired)."""
+    run = tmp_path / "run"
+    shutil.copytree(reference_run, run, symlinks=True)
+    ckpts = run / "checkpoints"
+    for n in (2, 10):
+        shutil.copytree(ckpts / "step_8", ckpts / f"step_{n}")
+        (ckpts / f"step_{n}" / "train_state.json").unlink()
+    doc = config(run, sudoku4, train={"max_steps": 16}, checkpoint={"every_steps": 4, "keep": 3})
+    assert train(None, base=doc, resume=True)["step"] == 16
+    left = sorted(d.name for d in ckpts.iterdir() if not d.is_symlink())
+    assert left == ["step_10", "step_12", "step_16", "step_6", "step_8"]  # step_6: the best

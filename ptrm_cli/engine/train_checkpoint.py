@@ -161,14 +161,18 @@ def _point(link: Path, target: str) -> None:
 
 
 def _prune(ckpt_dir: Path, keep_last: int) -> None:
-    """Keep the newest `keep_last` checkpoints and whatever `best` and `last` point to."""
-    keep = {d for _, d in checkpoints(ckpt_dir)[-keep_last:]}
+    """Keep the newest `keep_last` checkpoints and whatever `best` and `last` point to. A
+    step folder that lost files goes too once it is older than every checkpoint kept, as it
+    would have gone whole (resume skips it; newer ones are refused, not removed)."""
+    newest = checkpoints(ckpt_dir)[-keep_last:]
+    keep = {d.resolve() for _, d in newest}
     for link in ("best", "last"):
         p = ckpt_dir / link
         if p.is_symlink():
             keep.add(p.resolve())
-    for _, d in checkpoints(ckpt_dir):
-        if d.resolve() not in {k.resolve() for k in keep}:
+    oldest_kept = newest[0][0] if newest else -1
+    for n, d in step_folders(ckpt_dir):
+        if d.resolve() not in keep and (n < oldest_kept or _complete(d)):
             shutil.rmtree(d, ignore_errors=True)
 
 
