@@ -224,14 +224,18 @@ def test_plot_titles_say_the_answers_were_halted(tmp_path):
 def _texts_outside(fig) -> list[str]:
     """The titles and labels of a drawn figure that reach past its edges (cut off in the PNG)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.text import Text
 
     canvas = FigureCanvasAgg(fig)  # as savefig draws a PNG: constrained layout included
     canvas.draw()
     renderer = canvas.get_renderer()
     box = fig.bbox
-    texts = [fig._suptitle] + [t for ax in fig.axes for t in (
-        ax.title, ax._left_title, ax._right_title, ax.xaxis.label, ax.yaxis.label,
-        *(ax.get_legend().get_texts() if ax.get_legend() else []))]
+    # every text artist (titles, labels, legends, notes) by public API; tick labels are
+    # matplotlib's to place, and its tick pool holds some that are never drawn
+    ticks = {id(t) for ax in fig.axes for axis in (ax.xaxis, ax.yaxis)
+             for tick in axis.get_major_ticks() + axis.get_minor_ticks()
+             for t in (tick.label1, tick.label2)}
+    texts = [t for t in fig.findobj(Text) if id(t) not in ticks]
     out = []
     for text in texts:
         if text is None or not text.get_text() or not text.get_visible():
