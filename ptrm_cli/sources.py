@@ -11,11 +11,15 @@ Built-in kinds:
   jsonl          PPBench JSONL (`{"pid", "puzzlink_url", "solution_enc", ...}`: the golden file
                  or `full_dataset.jsonl`) and ptrm records (`{"type", "url", "answer", ...}`, as
                  `GridCodec.to_record` writes them; a dataset's own `puzzles.jsonl` also reads
-                 back). The two may be mixed line by line.
+                 back), and maze-csv's rows as JSON (`{"question", "answer"}`). They may be
+                 mixed line by line.
   janko-json     `{"name": "Akari", "data": {id: {"problem", "solution", "source"}}}`
                  (shared/data/janko/<type>_10x10.json; akari = lightup).
   sudoku-lines   one puzzle per line, n*n characters of 1-9 with '.' or '0' for blanks, '#'
                  comment lines; no solutions: the solver fills them and checks uniqueness.
+  maze-csv       HRM's Maze-Hard CSV (the same header; `question` and `answer` are n*n
+                 characters of `# SGo`, row-major, 900 for 30x30): decoded by the maze codec,
+                 which checks that the answer's path is the question's shortest route.
   sudoku-csv     Sudoku-Extreme's CSV (`source,question,answer,rating` header; 81-character
                  strings, '.' blank): the answer is the solution (checked against the givens
                  and the rules); `rating` feeds `--min-difficulty`.
@@ -38,6 +42,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -227,6 +232,11 @@ class JsonlRecords(SourceReader):
                         continue
                     yield Item(self.kind, rec["type"], {"url": url, "answer": rec["answer"]},
                                n, rows, cols, url, "ptrm")
+                elif _is_maze_row(rec.get("question")) and "answer" in rec:
+                    side = _square_side(rec["question"])
+                    yield Item(self.kind, "maze", {"question": rec["question"],
+                                                   "answer": rec["answer"]},
+                               n, side, side, rec["question"], "hrm")
                 else:
                     report(n, *_not_a_source_record(rec))
 
@@ -346,9 +356,78 @@ class SudokuLines(SourceReader):
         return puzzle, Solution(codec.name, sols[0])
 
 
+# -- maze-csv -----------------------------------------------------------------------------------
+
+#: the header of HRM's CSVs, Sudoku-Extreme's and Maze-Hard's alike
+SUDOKU_CSV_HEADER = ("source", "question", "answer", "rating")
+
+
+def _is_maze_row(question) -> bool:
+    """A maze as HRM writes it (walls are '#'); a Sudoku-Extreme question never has one."""
+    return isinstance(question, str) and "#" in question
+
+
+def _square_side(line: str) -> int | None:
+    side = math.isqrt(len(line))
+    return side if side * side == len(line) else None
+
+
+def _hrm_header(head: str) -> bool:
+    first = head.lstrip("\ufeff").split("\n", 1)[0].strip()
+    return tuple(f.strip().lower() for f in first.split(",")) == SUDOKU_CSV_HEADER
+
+
+class MazeCsv(SourceReader):
+    """Maze-Hard (`sapientinc/maze-30x30-hard-1k` train.csv / test.csv): Sudoku-Extreme's
+    header, one maze a row. The maze codec reads `question` and `answer` (it checks the
+    characters and the path); this reader only finds the rows and their size."""
+
+    kind = "maze-csv"
+    description = "HRM Maze-Hard CSV (source,question,answer,rating; '# SGo' rows)"
+    suffixes = (".csv",)
+
+    def sniff(self, path, head):
+        if not _hrm_header(head):
+            return False
+        row = next(csv.reader(head.lstrip("\ufeff").splitlines()[1:2]), [])
+        return len(row) > 1 and _is_maze_row(row[1])
+
+    def read(self, path, report):
+        with open(path, encoding="utf-8-sig", errors="replace", newline="") as f:
+            rows = csv.reader(f)
+            try:
+                next(rows)  # the header (sniff checked it)
+                for row in rows:
+                    n = rows.line_num
+                    if not row or (len(row) == 1 and not row[0].strip()):
+                        continue
+                    if len(row) != 4:
+                        report(n, f"expected 4 fields (source,question,answer,rating), "
+                                  f"found {len(row)}", "maze")
+                        continue
+                    _, q, a, rating = row  # not stripped: ' ' is a free cell
+                    rating = rating.strip()
+                    side = _square_side(q)
+                    if side is None or len(a) != len(q):
+                        report(n, f"question and answer: expected n*n characters each, found "
+                                  f"{len(q)} and {len(a)}", "maze")
+                        continue
+                    try:
+                        r = int(float(rating))
+                    except ValueError:
+                        report(n, f"rating: expected a number, found {rating[:24]!r}", "maze")
+                        continue
+                    yield Item(self.kind, "maze", {"question": q, "answer": a},
+                               n, side, side, q, "csv", r)
+            except csv.Error as e:  # a broken quote: nothing after it can be trusted
+                report(rows.line_num, f"CSV error: {e} (the rest of the file is skipped)")
+
+    def decode(self, item, codec):
+        return codec.from_record(item.payload)
+
+
 # -- sudoku-csv ---------------------------------------------------------------------------------
 
-SUDOKU_CSV_HEADER = ("source", "question", "answer", "rating")
 _QUESTION = re.compile(r"^[1-9.0]{81}$")
 _ANSWER = re.compile(r"^[1-9]{81}$")
 
@@ -363,8 +442,7 @@ class SudokuCsv(SourceReader):
     suffixes = (".csv",)
 
     def sniff(self, path, head):
-        first = head.lstrip("\ufeff").split("\n", 1)[0].strip()
-        return tuple(f.strip().lower() for f in first.split(",")) == SUDOKU_CSV_HEADER
+        return _hrm_header(head)  # after maze-csv, which takes the files of mazes
 
     def read(self, path, report):
         with open(path, encoding="utf-8-sig", errors="replace", newline="") as f:
@@ -421,7 +499,7 @@ def _found(field: str, allowed: str) -> str:
     return f"found {field[i]!r} at character {i + 1}"
 
 
-for _r in (JsonlRecords(), JankoJson(), SudokuLines(), SudokuCsv()):
+for _r in (JsonlRecords(), JankoJson(), SudokuLines(), MazeCsv(), SudokuCsv()):
     register_reader(_r)
 
 

@@ -36,7 +36,7 @@ def read(path: Path) -> tuple[src.SourceReader | None, list[src.Item], list]:
 # -- file kinds ---------------------------------------------------------------------------------
 
 def test_builtin_kinds_are_registered():
-    assert list(src.READERS) == ["jsonl", "janko-json", "sudoku-lines", "sudoku-csv"]
+    assert list(src.READERS) == ["jsonl", "janko-json", "sudoku-lines", "maze-csv", "sudoku-csv"]
     assert {".jsonl", ".json", ".txt"} <= src.suffixes()
     assert all(d["description"] for d in src.describe())
 
