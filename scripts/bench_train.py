@@ -125,6 +125,14 @@ def bench(args, compile_: bool, dist_info, run_dir: str) -> dict:
         out["host_s_per_step_median"] = float(np.median(host))
     if args.profile:
         out["profile"] = profile_updates(tr, args.profile, device, per_step)
+    if args.gaps:
+        mine = idle_gaps(tr, args.gaps, device)
+        every = [None] * dist_info.world
+        if dist_info.on:
+            dist.all_gather_object(every, mine)
+        else:
+            every = [mine]
+        out["gaps"] = every  # one entry per rank
     del tr
     gc.collect()
     if cuda:
@@ -140,6 +148,51 @@ def profile_updates(tr: Trainer, n: int, device: torch.device, s_per_step: float
     return {"updates": n, "kernel_s_per_update": busy, "kernels_per_update": prof["kernels"] / n,
             "busy_share_of_timed_update": busy / s_per_step, "shares": prof["shares"],
             "top": prof["top"][:15]}
+
+
+def idle_gaps(tr: Trainer, n: int, device: torch.device) -> dict:
+    """Where the device waits during n more updates: its idle time (no kernel running on any
+    stream) and the largest gaps, each with the kernels before and after it. On a CPU the
+    same over the top-level ops (a check of the script, not a measurement)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    cuda = device.type == "cuda"
+    with profile(activities=[ProfilerActivity.CPU] +
+                 ([ProfilerActivity.CUDA] if cuda else [])) as prof:
+        for _ in range(n):
+            tr.train_step()
+        if cuda:
+            torch.cuda.synchronize(device)
+    spans = []
+    for ev in prof.events():
+        on_device = getattr(ev, "device_type", None) == torch.autograd.DeviceType.CUDA
+        if (on_device and not getattr(ev, "is_user_annotation", False)) if cuda else (
+                ev.cpu_parent is None and ev.name.startswith("aten::")):
+            spans.append((ev.time_range.start, ev.time_range.end, ev.name))
+    if not spans:
+        return {"updates": n, "idle_ms_per_update": None, "largest": []}
+    spans.sort()
+    gaps, end, before = [], spans[0][1], spans[0][2]
+    for start, stop, name in spans[1:]:
+        if start > end:
+            gaps.append((start - end, before, name))
+        if stop > end:
+            end, before = stop, name
+    gaps.sort(key=lambda g: -g[0])
+    return {"updates": n, "span_ms_per_update": (end - spans[0][0]) / 1e3 / n,
+            "idle_ms_per_update": sum(g[0] for g in gaps) / 1e3 / n,
+            "largest": [{"us": g[0], "after": g[1][:80], "before": g[2][:80]}
+                        for g in gaps[:12]]}
+
+
+def print_gaps(rank: int, g: dict) -> None:
+    if g["idle_ms_per_update"] is None:
+        print(f"  rank {rank}: no kernels seen")
+        return
+    print(f"  rank {rank}: idle {g['idle_ms_per_update']:.2f} ms of "
+          f"{g['span_ms_per_update']:.2f} ms per update; largest gaps:")
+    for x in g["largest"][:8]:
+        print(f"    {x['us'] / 1e3:7.3f} ms after {x['after'][:50]!r} before {x['before'][:50]!r}")
 
 
 def _gib(x: float | None) -> str:
@@ -195,6 +248,9 @@ def main() -> int:
                         "train_step took to return (the host's share: launches, Python)")
     p.add_argument("--profile", type=count(0), default=0, metavar="N",
                    help="then profile N more updates: kernel time by kind, launches per update")
+    p.add_argument("--gaps", type=count(0), default=0, metavar="N",
+                   help="then profile N more updates on every rank: the device's idle time "
+                        "and its largest gaps, with the kernels around them")
     p.add_argument("--tiny", action="store_true", help="a tiny model (checks the script on CPU)")
     p.add_argument("--json", default=None, help="write the results here (rank 0)")
     args = p.parse_args()
@@ -227,6 +283,8 @@ def main() -> int:
                           f"which the host took {r['host_s_per_step_median']:.4f} s to launch it")
                 if "profile" in r:
                     print_profile(r["profile"])
+                for rank, g in enumerate(r.get("gaps", [])):
+                    print_gaps(rank, g)
     if dist_info.main and args.json:
         Path(args.json).write_text(json.dumps(results, indent=1) + "\n")
     if dist_info.on:

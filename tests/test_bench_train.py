@@ -101,3 +101,16 @@ def test_bench_train_per_step_reports_the_host_share(tmp_path):
     assert "of which the host took" in stdout
     plain, _ = run(tmp_path)
     assert "host_s_per_step_median" not in plain
+
+
+def test_bench_train_reports_idle_gaps_per_rank(tmp_path):
+    """--gaps N: how long the device sat idle over N updates, and where (the 4-card question:
+    a card idles 1.7 ms an update that no kernel accounts for)."""
+    result, stdout = run(tmp_path, "--gaps", "2")
+    [g] = result["gaps"]  # one process: one rank
+    assert g["updates"] == 2 and 0 <= g["idle_ms_per_update"] < g["span_ms_per_update"]
+    assert g["largest"] and all(x["us"] > 0 and x["after"] and x["before"]
+                                for x in g["largest"])
+    assert [x["us"] for x in g["largest"]] == sorted((x["us"] for x in g["largest"]),
+                                                     reverse=True)
+    assert "rank 0: idle" in stdout
