@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 import warnings
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -152,6 +153,10 @@ class Codec(ABC):
     families: tuple[Family, ...] = ()
     #: the Solution value meaning "nothing entered" in a cell
     EMPTY: int = 0
+    #: False for a type with no rules, whose `verify` only compares with a known output (ARC):
+    #: `ptrm solve` then speaks of the expected output, not of rules, and shows verify's
+    #: messages without their codes (there is no rule to name)
+    has_rules: bool = True
 
     # -- parsing ---------------------------------------------------------------------------
     @abstractmethod
@@ -226,6 +231,12 @@ class Codec(ABC):
     def verify(self, puzzle: Puzzle, solution: Solution) -> list[Violation]:
         """All broken rules, in pzpr.js checklist order; empty means solved."""
 
+    def puzzle_violations(self, puzzle: Puzzle) -> list[Violation]:
+        """Rules the puzzle itself breaks, so that no answer can satisfy them (a maze with no
+        route from S to G): `ptrm solve` checks them before it loads a model and stops there.
+        Cheap checks only, not a search for a solution; the default, [], claims nothing."""
+        return []
+
     def judges(self, puzzle: Puzzle) -> bool:
         """Whether `verify` can tell a right answer from a wrong one for this puzzle. Rules
         always can; a type judged only against a known output (ARC) cannot without one."""
@@ -254,6 +265,18 @@ class Codec(ABC):
         return Solution(self.name, grid)
 
     # -- people ----------------------------------------------------------------------------
+    # Optional, for the page `ptrm codecs TYPE` shows users before any developer detail (and,
+    # the legend, for `ptrm solve --json`'s solution.legend); a codec without them still works.
+    #: the rules in a sentence or two
+    rules: str = ""
+    #: a tiny puzzle as a user would type it, which `parse` reads (your plain grid, after a
+    #: line naming the type); the page shows it drawn, with its URL and pzprv3 forms when
+    #: `to_url` / `to_pzprv3` write them
+    example: str = ""
+    #: what each `Solution.grid` value means, {value: meaning}; None: only EMPTY is known
+    #: (`legend_of` gives the default)
+    legend: Mapping[int, str] | None = None
+
     @abstractmethod
     def render(self, puzzle: Puzzle, solution: Solution | None = None) -> Any:
         """A Rich renderable of the puzzle, with the solution drawn in when given."""
@@ -361,6 +384,24 @@ def checked_tokens(codec: Codec, tokens, family: Family, method: str = "encode")
     return tokens
 
 
+def legend_of(codec: Codec) -> dict[int, str]:
+    """What each `Solution.grid` value of `codec` means, {value: meaning}, as `ptrm codecs
+    TYPE` and `ptrm solve --json` give it: the codec's `legend`, else the one value every codec
+    defines, EMPTY. A legend that is no mapping of integers to text is the codec's bug."""
+    found = codec.legend
+    if found is None:
+        return {int(codec.EMPTY): "nothing entered (EMPTY)"}
+    try:  # numpy integers are integers; True is not a grid value
+        out = {int(k): v for k, v in found.items()
+               if not isinstance(k, bool) and int(k) == k and isinstance(v, str)}
+    except (AttributeError, TypeError, ValueError):
+        out = None
+    if out is None or len(out) != len(found):
+        raise bug(codec, f"has a legend that is not a mapping of grid values (integers) to "
+                         f"their meanings (text): {found!r:.80}")
+    return dict(sorted(out.items()))
+
+
 def violations_of(codec: Codec, puzzle: Puzzle, solution: Solution) -> list[Violation]:
     """`codec.verify`, held to its contract: what every caller outside the codec uses. The
     solution is the codec's own (from `decode`, `parse` or `from_record`): one that is not a
@@ -384,13 +425,20 @@ def violations_of(codec: Codec, puzzle: Puzzle, solution: Solution) -> list[Viol
     return _checked_violations(codec, found)
 
 
-def _checked_violations(codec: Codec, found) -> list[Violation]:
-    """`verify`'s answer as a list, if it is a list of Violation, else a CodecBug."""
+def puzzle_violations_of(codec: Codec, puzzle: Puzzle) -> list[Violation]:
+    """`codec.puzzle_violations`, held to its contract as `violations_of` holds `verify`."""
+    with contract(codec, "puzzle_violations"):
+        found = codec.puzzle_violations(puzzle)
+    return _checked_violations(codec, found, "puzzle_violations")
+
+
+def _checked_violations(codec: Codec, found, method: str = "verify") -> list[Violation]:
+    """`method`'s answer as a list, if it is a list of Violation, else a CodecBug."""
     out = list(found) if isinstance(found, (list, tuple)) else None
     if out is None or not all(isinstance(v, Violation) for v in out):
         kind = type(found).__name__ if out is None else \
             type(next(v for v in out if not isinstance(v, Violation))).__name__
-        raise bug(codec, f"verify returned a {kind} where a list of Violation belongs")
+        raise bug(codec, f"{method} returned a {kind} where a list of Violation belongs")
     return out
 
 

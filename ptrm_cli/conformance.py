@@ -17,9 +17,10 @@ What is checked:
   * registration: an entry point in `ptrm.codecs` named like the codec loads this codec class;
   * families: a non-empty tuple of Family, each with a vocabulary named like it that starts
     with "pad" (id 0), and seq_len = rows * cols;
-  * per sample: the solution verifies; `encode` / `encode_label` give int arrays of seq_len ids
-    inside the vocabulary (or a PtrmError when the puzzle does not fit the family);
-    `decode(encode_label(...))` is the solution; decoding arbitrary tokens never raises;
+  * per sample: the solution verifies, and `puzzle_violations` finds nothing; `encode` /
+    `encode_label` give int arrays of seq_len ids inside the vocabulary (or a PtrmError when
+    the puzzle does not fit the family); `decode(encode_label(...))` is the solution;
+    decoding arbitrary tokens never raises;
     `to_url` and `to_pzprv3`, where the codec has them, parse back (and auto-detect) to the
     same key and solution, and without either the key itself parses back (a dataset stores
     the puzzle as that text); each of the 8 symmetries gives a verifying solution and its inverse
@@ -155,6 +156,16 @@ def _sample_problems(codec: Codec, puzzle: Puzzle, solution: Solution, domain: l
         elif violations:
             out.append(f"verify rejects the solution: {violations[0].code} "
                        f"({violations[0].message})")
+    try:  # a solved puzzle breaks no rule by itself: `ptrm solve` would refuse to run it
+        found = codec.puzzle_violations(puzzle)
+    except Exception as e:
+        out.append(f"puzzle_violations raised {type(e).__name__}: {e}")
+    else:
+        if not _is_violations(found):
+            out.append(f"puzzle_violations returned {_what(found)}, not a list of Violation")
+        elif found:
+            out.append(f"puzzle_violations rejects a solved puzzle: {found[0].code} "
+                       f"({found[0].message})")
     try:
         key = codec.key(puzzle)
     except Exception as e:

@@ -595,6 +595,18 @@ def encode_puzzle(codec: Codec, puzzle: Puzzle, family: Family, source: str | No
         raise ParseError(str(e), source=source, hint=e.hint) from None
 
 
+def check_solvable(codec: Codec, puzzle: Puzzle, source: str | None = None) -> None:
+    """A ParseError naming `source` for a puzzle that no answer can solve, by the rules its
+    codec finds it breaks itself (`Codec.puzzle_violations`: a maze with no route from S to
+    G): said at once, where rollouts would all fail and only then say why."""
+    found = registry.puzzle_violations_of(codec, puzzle)
+    if found:
+        raise ParseError(f"this {codec.name} cannot be solved: "
+                         + "; ".join(registry.placed(v) for v in found),
+                         source=source, hint="no model was run: no answer can satisfy the "
+                                             "rules of the puzzle as written")
+
+
 def solve_puzzle(loaded: LoadedModel, codec: Codec, puzzle: Puzzle, family: Family, *,
                  K: int, D: int | None = None, sigma: float | None = None,
                  perturb: str | None = None, seed: int = 0,

@@ -56,11 +56,12 @@ def test_codecs_table(installed_codec):
 
 
 def test_one_codecs_documentation(installed_codec):
-    """`ptrm codecs TYPE`: the grid formats a puzzle person can type were only in the source.
-    A codec's own docstring (nurikabe's class has none: its module's, not a base class's)."""
+    """`ptrm codecs TYPE --dev`: the grid formats a puzzle person can type were only in the
+    source. A codec's own docstring (nurikabe's class has none: its module's, not a base
+    class's); the page before it: tests/test_codec_page.py."""
     installed_codec("lightup")
     installed_codec("nurikabe")
-    result = runner.invoke(app, ["codecs", "lightup"])
+    result = runner.invoke(app, ["codecs", "lightup", "--dev"])
     assert result.exit_code == 0, result.output
     assert "Formats:" in result.output and "plain grid" in result.output
     result = runner.invoke(app, ["codecs", "nurikabe", "--json"])

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from ptrm_cli import dihedral
-from ptrm_cli.codec import Solution
+from ptrm_cli.codec import Codec, Solution, cells_named
 from ptrm_cli.conformance import check_codec
 from ptrm_cli.errors import ParseError, PtrmError
 from ptrm_codecs import arc as A
@@ -266,6 +266,24 @@ def test_verify_compares_with_the_known_output_only(codec, tasks):
     assert codec.verify(p, Solution("arc", np.zeros((0, 0), dtype=np.int16)))  # empty crop
     unknown = codec.puzzle(p.clues)  # no known output: nothing to check
     assert codec.verify(unknown, wrong) == []
+
+
+def test_a_wrong_answer_is_said_against_the_expected_output(codec):
+    """The verdict read "mismatch: 2 cell(s) differ from the known output" and "the answer is
+    3x3, the output is 5x5" under "rule violation(s)": ARC has no rules, only the output."""
+    want = np.arange(15).reshape(3, 5) % 10
+    puzzle = codec.puzzle(want, output=want)
+    wrong = want.copy()
+    cells = [(0, 4), (2, 1)]
+    for rc in cells:
+        wrong[rc] = (wrong[rc] + 1) % 10
+    (v,) = codec.verify(puzzle, Solution("arc", wrong))
+    assert v.message == (f"differs from the expected output in {len(cells)} of {want.size} "
+                         f"cells: {cells_named(cells)}")
+    (v,) = codec.verify(puzzle, Solution("arc", want[:2, :4]))
+    assert v.message == "wrong size: 2x4, expected 3x5"
+    assert v.code == "mismatch"  # --json keeps its code: scripts read it
+    assert codec.has_rules is False and Codec.has_rules is True
 
 
 def test_contract_except_the_documented_departure(codec, tasks):

@@ -197,6 +197,69 @@ def test_verifier_changed_cells_and_no_route(maze):
     assert codes(maze, ["S#.", "##.", "..G"], []) == ["mzNoRoute"]
 
 
+NO_ROUTE = ["S#.",
+            "##.",
+            "..G"]
+
+
+def test_a_maze_without_a_route_breaks_a_rule_before_any_answer(maze):
+    """`puzzle_violations` finds what `verify` finds of every answer to such a maze, and
+    nothing in a maze with a route."""
+    p = maze.parse("\n".join(NO_ROUTE)).puzzle
+    found = maze.puzzle_violations(p)
+    assert [v.code for v in found] == ["mzNoRoute"]
+    assert found == maze.verify(p, Solution("maze", p.clues.astype(np.int16)))
+    assert maze.puzzle_violations(maze.parse("\n".join(OPEN)).puzzle) == []
+
+
+def _solve_cli(*args):
+    from typer.testing import CliRunner
+
+    from ptrm_cli.app import app
+
+    r = CliRunner().invoke(app, ["solve", *map(str, args), "--device", "cpu", "--threads", "1"])
+    assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
+    assert "Traceback" not in r.output, r.output
+    return r
+
+
+def test_solve_stops_on_a_maze_without_a_route_before_the_model(maze, tmp_path, monkeypatch):
+    """It loaded the model and ran every rollout (minutes on a CPU for a 30x30 maze) to say
+    then that the maze has no route: now that is said at once, as an input error."""
+    from ptrm_cli import solver
+
+    def no_model(*args, **kwargs):
+        raise AssertionError("a model was loaded for a maze without a route")
+
+    monkeypatch.setattr(solver, "load_model", no_model)
+    monkeypatch.setattr(solver, "solve_puzzle", no_model)
+    path = tmp_path / "maze.txt"
+    path.write_text("\n".join(NO_ROUTE) + "\n")
+    (why,) = maze.puzzle_violations(maze.parse(path.read_text()).puzzle)
+    for extra in ((), ("--json",)):
+        r = _solve_cli(path, "-c", tmp_path / "no-such-model", *extra)
+        text = " ".join(r.output.split())
+        assert r.exit_code == 2, text
+        assert f"{path}: this maze cannot be solved: {why.message}" in text
+        assert "no model was run" in text and r.stdout == ""
+
+
+def test_solve_still_runs_a_maze_with_a_route(tmp_path):
+    """The check before the model lets a maze with a route through to it, as before."""
+    from ptrm_codecs.families import MAZE
+
+    from fixtures_models import save_tiny_checkpoint
+
+    ckpt = save_tiny_checkpoint(tmp_path / "model", MAZE.vocab, seq_len=MAZE.seq_len)
+    path = tmp_path / "maze.txt"
+    path.write_text("\n".join(OPEN) + "\n")
+    r = _solve_cli(path, "-c", ckpt, "--K", 2, "--D", 1, "--json")
+    assert r.exit_code in (0, 1), r.output  # 1: no rollout verified (an untrained model)
+    out = json.loads(r.stdout)
+    assert out["type"] == "maze" and out["rollouts"] == 2
+    assert "mzNoRoute" not in {v["code"] for v in out["violations"]}
+
+
 def test_transforms_keep_valid_paths_valid(maze):
     # 4x5, so that quarter turns and transposes change the shape
     parsed = maze.parse(draw(["S....", ".###.", ".....", "..#.G"],

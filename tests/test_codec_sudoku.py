@@ -180,6 +180,56 @@ def test_small_sizes(sudoku):
         sudoku.transform(six, None, 1)
 
 
+#: a cell of the drawn board: a given `[5]`, a filled digit `5`, or `·` (`.` where drawn in ASCII)
+BOARD_CELL = re.compile(r"\[(\d)\]|(\d)|[·.]")
+
+
+def read_board(text: str) -> tuple[np.ndarray, np.ndarray]:
+    """(given mask, digits, 0 for a blank) of the board in `render`'s text without styles, as
+    a file or a pipe gets it; read here independently of the codec."""
+    rows = [ln for ln in text.splitlines() if ln[:1] in "│|"]
+    givens, digits = [], []
+    for ln in rows:
+        cells = [m.groups() for m in BOARD_CELL.finditer(ln)]
+        givens.append([g is not None for g, _ in cells])
+        digits.append([int(g or d or 0) for g, d in cells])
+    return np.array(givens, dtype=bool), np.array(digits)
+
+
+def plain(renderable) -> str:
+    """What a file gets: Rich without a terminal drops every style."""
+    import io
+
+    from rich.console import Console
+
+    out = io.StringIO()
+    Console(file=out, width=200).print(renderable)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("line", [
+    "53..7....6..195....98....6.8...6...34..8.3..17...2...6.6....28....419..5....8..79",
+    "1.3...1..1..4...",
+])
+def test_givens_stay_marked_in_plain_text(sudoku, line):
+    """Givens were bold and filled digits cyan, and nothing else: in a file or a pipe the two
+    looked the same. A given is drawn `[5]`; a filled digit bare; a blank cell stays `·`."""
+    from ptrm_cli import sudoku_solver
+
+    puzzle = sudoku.parse(line).puzzle
+    (full,) = sudoku_solver.solve(puzzle.clues, limit=1)
+    partial = full.astype(np.int16)
+    blank = tuple(np.argwhere(puzzle.clues == 0)[0])
+    partial[blank] = 0  # a cell the solver left empty
+    solution = Solution("sudoku", partial)
+    givens, digits = read_board(plain(sudoku.render(puzzle, solution)))
+    assert givens.shape == puzzle.clues.shape
+    assert (givens == (puzzle.clues > 0)).all()
+    assert (digits == solution.grid).all()
+    givens, digits = read_board(plain(sudoku.render(puzzle)))  # the puzzle alone
+    assert (givens == (puzzle.clues > 0)).all() and (digits == puzzle.clues).all()
+
+
 @pytest.mark.parametrize("text, match", [
     ("1234", "16, 36 or 81"),
     ("." * 80, "16, 36 or 81"),

@@ -305,3 +305,24 @@ def test_a_decode_that_returns_no_solution_is_said_so(sudoku_samples):
     assert any(p.endswith("decode(encode_label) returned list, not a Solution")
                for p in problems), problems
     assert not any("has no attribute" in p for p in problems), problems
+
+
+def test_catches_puzzle_violations_that_refuse_a_solved_puzzle(sudoku_samples):
+    """`ptrm solve` refuses a puzzle its codec's `puzzle_violations` finds anything in, before
+    loading a model: one that finds something in a solved puzzle would refuse solvable ones."""
+    cls, samples = sudoku_samples
+
+    class Refusing(cls):
+        def puzzle_violations(self, puzzle):
+            return [registry.Violation("xxStuck", "no way in")]
+
+    class Odd(cls):
+        def puzzle_violations(self, puzzle):
+            return "fine"
+
+    problems = _problems(Refusing, samples[:1], registered=False, mutations=False)
+    assert any(p.endswith("puzzle_violations rejects a solved puzzle: xxStuck (no way in)")
+               for p in problems), problems
+    problems = _problems(Odd, samples[:1], registered=False, mutations=False)
+    assert any(p.endswith("puzzle_violations returned str, not a list of Violation")
+               for p in problems), problems

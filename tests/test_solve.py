@@ -51,7 +51,7 @@ def solve_json(ckpt, *args, input=None):
     assert out["solved"] == out["valid"] == (r.exit_code == 0)
     assert out["valid"] == (not out["violations"])
     assert 0 <= out["confidence"] <= 1 and 1 <= out["agree"] <= out["rollouts"] <= out["K"]
-    assert set(out["solution"]) == {"pzprv3", "grid", "url"}
+    assert set(out["solution"]) == {"pzprv3", "grid", "url", "legend"}
     return r, out
 
 
@@ -186,6 +186,21 @@ def test_an_unsolved_puzzle_says_what_was_shown_and_what_to_try_next(ckpt, sudok
     r = ptrm("solve", codec.to_url(puzzle), "-c", ckpt, "--K", 3, "--D", 1, "--time-limit",
              100, "--device", "cpu")  # a time limit would stop the extra rollouts too
     assert "--K 12 --time-limit 0 (no time limit; minutes on a CPU)" in " ".join(r.stdout.split())
+
+
+def test_a_sudoku_written_to_a_file_keeps_its_givens_apart(ckpt, sudoku, tmp_path):
+    """`ptrm solve sudoku.txt > out.txt` lost the givens' bold: every digit looked alike. A
+    given is written `[5]`, a digit the model filled in bare (docs/INFERENCE.md, Output)."""
+    from test_codec_sudoku import read_board
+
+    codec, puzzle, _ = sudoku
+    args = (codec.to_url(puzzle), "-c", ckpt, "--K", 3, "--D", 1)
+    answer = np.asarray(json.loads(ptrm("solve", *args, "--json").stdout)["solution"]["grid"])
+    r = ptrm("solve", *args)  # not a terminal: styles are dropped, as in a file
+    assert r.exit_code in (0, 1), r.output
+    givens, digits = read_board(r.stdout)
+    assert (givens == (puzzle.clues > 0)).all(), r.stdout
+    assert (digits == answer).all(), r.stdout
 
 
 def test_a_solved_puzzle_gets_no_advice_and_an_early_stop_says_why(ckpt, sudoku):

@@ -132,3 +132,33 @@ def test_answers_of_different_sizes_compare_by_shape_and_cells():
     assert len(torch.unique(answers, dim=0)) == 3  # empty, 1x4 and 2x2 (twice)
     assert torch.equal(answers[2], answers[3]) and not torch.equal(answers[1], answers[2])
     assert len(torch.unique(verifier.answers(preds[:1].repeat(2, 1)), dim=0)) == 1
+
+
+def test_a_wrong_pair_answer_is_said_against_the_expected_output(tmp_path):
+    """An ARC pair answered wrong read "no rules-valid solution ... 1 rule violation(s):
+    mismatch the answer is 1x2, the output is 2x3", then "differs from the answer given in
+    the input": ARC has no rules, only the expected output, which the verdict names once."""
+    ck = _ckpt(tmp_path / "ck")
+    pair = tmp_path / "p.json"
+    pair.write_text(json.dumps({"input": GRID, "output": GRID}))
+    answer = np.asarray(json.loads(_solve(pair, "-c", ck, "--K", 2, "--json").stdout)
+                        ["solution"]["grid"])
+    assert answer.size, "the tiny model's answer is empty: no same-size output to differ from"
+    # expected outputs the answer misses by its size, and by one cell at the same size
+    bigger = np.zeros((answer.shape[0] + 1, answer.shape[1]), dtype=int)
+    one_off = answer.copy()
+    one_off[-1, -1] = (one_off[-1, -1] + 1) % 10
+    for output, verdict in (
+            (bigger, f"wrong size: {answer.shape[0]}x{answer.shape[1]}, expected "
+                     f"{bigger.shape[0]}x{bigger.shape[1]}"),
+            (one_off, f"differs from the expected output in 1 of {answer.size} cells: "
+                      f"r{answer.shape[0]}c{answer.shape[1]}")):
+        pair.write_text(json.dumps({"input": GRID, "output": output.tolist()}))
+        res = _solve(pair, "-c", ck, "--K", 2)
+        text = " ".join(res.stdout.split())
+        assert res.exit_code == 1, text
+        assert "none of the 2 rollouts gives the expected output" in text
+        assert f"rollout: {verdict} " in text  # the verdict line, without a code
+        assert "0 correct ·" in text
+        assert "rule" not in text and "mismatch" not in text
+        assert "answer given in the input" not in text  # the expected output: said already

@@ -135,7 +135,7 @@ def test_arc_mismatch_names_the_cells(installed_codec):
     arc = installed_codec("arc")
     puzzle = arc.puzzle([[1, 2], [3, 4]], output=[[1, 2], [3, 4]])
     (v,) = arc.verify(puzzle, Solution("arc", np.array([[1, 0], [3, 0]])))
-    assert v.message == "2 cell(s) differ from the known output: r1c2, r2c2"
+    assert v.message == "differs from the expected output in 2 of 4 cells: r1c2, r2c2"
 
 
 # -- ptrm solve's text output ---------------------------------------------------------------------

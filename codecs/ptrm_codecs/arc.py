@@ -24,8 +24,9 @@ Tokens (`arc` family, 30x30 canvas, TRM's ids): 0 pad, 1 eos, colour c -> c + 2.
 is TRM's crop: the largest rectangle anchored at the offset whose cells are all colours,
 scanning rows and narrowing at the first non-colour token.
 
-Verifier: compares with the known output in meta ("mismatch"); without one there is nothing to
-check and the answer is returned unjudged ([]).
+Verifier: compares with the known output in meta: one "mismatch" violation, saying "wrong size:
+3x3, expected 5x5" or "differs from the expected output in 4 of 25 cells: r1c2, ..."; without
+an output there is nothing to check and the answer is returned unjudged ([]).
 
 Augmentation (pure functions below, TRM's numbering): dihedral t in 0..7 (`ptrm_cli.dihedral`),
 a permutation of colours 1..9 with 0 (black) fixed, and a canvas offset; each with its exact
@@ -56,6 +57,9 @@ SEP = "|||"  # TRM's PuzzleIdSeparator
 #: ARC's usual palette, for rendering
 PALETTE = ("#000000", "#0074D9", "#FF4136", "#2ECC40", "#FFDC00", "#AAAAAA", "#F012BE",
            "#FF851B", "#7FDBFF", "#870C25")
+#: the colours' names, as PALETTE draws them (the legend of an answer's values)
+COLOUR_NAMES = ("black", "blue", "red", "green", "yellow", "grey", "magenta", "orange",
+                "light blue", "maroon")
 
 Grid = np.ndarray
 
@@ -354,6 +358,13 @@ class ArcCodec(Codec):
     description = "ARC-AGI: one input grid -> its output grid (TRM canvas)"
     families = (ARC,)
     EMPTY = -1
+    rules = ("No fixed rules: a task shows a few input -> output grid pairs, and the answer is "
+             "the output grid that the same hidden transformation gives for a test input. An "
+             "answer is judged against a known output (a pair, a task with its solutions); a "
+             "lone grid is answered but not judged.")
+    example = '{"input": [[0, 1], [1, 1]], "output": [[1, 0], [0, 0]]}'
+    legend = dict(enumerate(COLOUR_NAMES))
+    has_rules = False  # an answer is right or wrong against the expected output, nothing else
 
     # -- puzzles ---------------------------------------------------------------------------
     def puzzle(self, grid, *, output=None, source: str | None = None, **meta) -> Puzzle:
@@ -516,15 +527,17 @@ class ArcCodec(Codec):
             return []
         want = np.asarray(known)
         got = np.asarray(solution.grid)
+        # the messages are the verdict users read (`ptrm solve` shows them without the code):
+        # said of the expected output, as there is no rule to name
         if got.ndim != 2:
             return [Violation("mismatch", "the answer is not a grid")]
         if got.shape != want.shape:
-            return [Violation("mismatch", f"the answer is {got.shape[0]}x{got.shape[1]}, the "
-                                          f"output is {want.shape[0]}x{want.shape[1]}")]
+            return [Violation("mismatch", f"wrong size: {got.shape[0]}x{got.shape[1]}, "
+                                          f"expected {want.shape[0]}x{want.shape[1]}")]
         diff = tuple((int(r), int(c)) for r, c in np.argwhere(got != want))
         if diff:
-            return [Violation("mismatch", f"{len(diff)} cell(s) differ from the known output: "
-                              f"{cells_named(diff)}", diff)]
+            return [Violation("mismatch", f"differs from the expected output in {len(diff)} of "
+                              f"{want.size} cells: {cells_named(diff)}", diff)]
         return []
 
     # -- augmentation ----------------------------------------------------------------------

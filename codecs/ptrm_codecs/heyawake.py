@@ -1,8 +1,4 @@
-"""Heyawake (PPBENCH_FORMATS.md §4.4).
-
-Shade some cells so that no two shaded cells touch, the unshaded cells stay connected, a room
-with a number holds exactly that many shaded cells, and no straight run of unshaded cells
-crosses two room borders.
+"""Heyawake (PPBENCH_FORMATS.md §4.4); the rules are `HeyawakeCodec.rules`.
 
 Puzzle.clues: a `Board`. Its wall bits are the truth, exactly as the URL stores them:
   vwall [rows, cols-1] bool: wall between (r, c) and (r, c+1);
@@ -66,6 +62,8 @@ from .families import HEYAWAKE_MAX_NUMBER, PPBENCH, heyawake_token
 
 UNSHADED, SHADED = 0, 1
 NO_NUMBER, UNKNOWN = -1, -2
+#: how the board draws a shaded cell and an unshaded one; the legend quotes them
+SHADED_GLYPH, UNSHADED_GLYPH = "■", "·"
 #: the largest number number16 writes in three hex digits; anything above is not a room count
 MAX_NUMBER = 4095
 _B32 = set("0123456789abcdefghijklmnopqrstuv")
@@ -162,6 +160,14 @@ class HeyawakeCodec(GridCodec):
     url_ids = ("heyawake",)
     families = (PPBENCH,)
     EMPTY = UNSHADED
+    rules = ("Shade some cells so that no two shaded cells touch, the unshaded cells stay "
+             "connected, a room with a number holds exactly that many shaded cells, and no "
+             "straight run of unshaded cells crosses two room borders.")
+    # room ids, a blank line, the room numbers on any cell of their room
+    example = "\n".join(("heyawake", "0 0 1 1", "0 0 1 1", "0 0 1 1", "0 0 2 3", "",
+                         "3 . 2 .", ". . . .", ". . . .", ". . . ."))
+    legend = {UNSHADED: f"unshaded ({UNSHADED_GLYPH})",
+              SHADED: f"shaded ({SHADED_GLYPH}; beside its number on a numbered cell)"}
 
     # -- parsing ---------------------------------------------------------------------------
     def _puzzle(self, board: Board) -> Puzzle:
@@ -443,11 +449,11 @@ class HeyawakeCodec(GridCodec):
             label = "?" if number == UNKNOWN else str(number)
             # a shaded clue keeps its number beside a ■: reverse video alone is lost in a
             # file, a pipe or under NO_COLOR
-            return Text(f"■{label:<2}", style="bold reverse") if shaded else \
+            return Text(f"{SHADED_GLYPH}{label:<2}", style="bold reverse") if shaded else \
                 Text(f"{label:^3}", style="bold")
         if shaded:
-            return Text(" ■ ", style="bold")
-        return Text(" · " if solution is not None else "   ", style="dim")
+            return Text(f" {SHADED_GLYPH} ", style="bold")
+        return Text(f" {UNSHADED_GLYPH} " if solution is not None else "   ", style="dim")
 
 
 # -- rules, in pzpr.js checklist order ----------------------------------------------------------

@@ -36,6 +36,8 @@ from .families import PPBENCH
 WHITE, BLACK = -1, -2  # Puzzle.clues values besides the numbers 0..MAX_NUMBER
 MAX_NUMBER = 4
 FOURCELL_CHARS = "0123456789abcdeghijklmnopqrstuvwxyz."
+#: how the board draws a white cell: with a light, or without (yellow when one lights it)
+LIGHT_GLYPH, NO_LIGHT_GLYPH = "●", "·"
 
 
 # -- what lightup and shakashaka share -------------------------------------------------------
@@ -161,6 +163,13 @@ class LightupCodec(BlackCellCodec):
     description = "Light Up (Akari): place lights so every white cell is lit"
     url_ids = ("akari", "lightup")
     black_word = "wall"
+    rules = ("Place lights in white cells so that every white cell is lit (a light shines along "
+             "its row and column up to a wall), no light shines on another, and a numbered wall "
+             "has exactly that many lights beside it (above, below, left, right).")
+    example = "\n".join(("lightup", ". . . .", "1 . . .", ". . . 2", "- . . -"))
+    legend = {0: f"no light ({NO_LIGHT_GLYPH}, yellow where a light reaches it); walls hold 0 "
+                 "too",
+              1: f"a light ({LIGHT_GLYPH})"}
 
     # -- parsing ---------------------------------------------------------------------------
     def parse_pzprv3(self, p, *, source=None):
@@ -294,8 +303,8 @@ class LightupCodec(BlackCellCodec):
             if v != WHITE:
                 return self.clue_text(v)
             if lights[r, c]:
-                return Text("●", style="bold yellow")
-            return Text("·", style="yellow" if lit[r, c] else "dim")
+                return Text(LIGHT_GLYPH, style="bold yellow")
+            return Text(NO_LIGHT_GLYPH, style="yellow" if lit[r, c] else "dim")
 
         return boxed([[cell(r, c) for c in range(puzzle.cols)] for r in range(puzzle.rows)], width=1)
 

@@ -19,7 +19,8 @@ Tokens (`maze` family, 30x30): the cell values themselves; smaller mazes sit top
 around. Inputs show the maze (plus 'o' on the cells of a partial path, for trajectory states);
 labels show the solved maze.
 
-Verifier codes (checklist order; ours, pzpr.js has no maze):
+Verifier codes (checklist order; ours, pzpr.js has no maze). mzNoRoute is also the codec's
+`puzzle_violations`, which `ptrm solve` checks before running a model:
   mzCellChanged   a cell differs from the maze where it must not: a wall, S or G not kept, or a
                   free cell holding anything but free or path (EMPTY included)
   mzPathOnWall    a path cell on a wall
@@ -57,6 +58,9 @@ READ = {"#": WALL, " ": FREE, ".": FREE, "S": START, "G": GOAL, "o": PATH}
 TOKENS = {WALL: "maze.wall", FREE: "maze.free", START: "maze.start", GOAL: "maze.goal",
           PATH: "maze.path"}
 VALUES = {name: v for v, name in TOKENS.items()}
+#: how `render` draws each value (two columns a cell), and a cell that differs from the maze
+GLYPHS = {WALL: "██", FREE: "  ", START: " S", GOAL: " G", PATH: "••"}
+CHANGED_GLYPH = "??"
 
 
 # -- grid helpers (no codec state) -----------------------------------------------------------
@@ -138,6 +142,15 @@ class MazeCodec(GridCodec):
     description = "Maze: shortest path from S to G (TRM Maze-Hard tokens)"
     families = (MAZE,)
     EMPTY = 0
+    rules = ("Find a shortest path from S to G, moving up, down, left or right through free "
+             "cells, never through a wall.")
+    example = "\n".join(("maze", "#######", "#S..#.#", "#.#.#.#", "#.#...#", "#...#G#",
+                         "#######"))
+    legend = {EMPTY: f"nothing readable there, a pad token ({CHANGED_GLYPH}, as is any cell "
+                     "that differs from the maze)",
+              WALL: f"wall ({GLYPHS[WALL].strip()})", FREE: "free",
+              START: f"start ({GLYPHS[START].strip()})", GOAL: f"goal ({GLYPHS[GOAL].strip()})",
+              PATH: f"the path ({GLYPHS[PATH]})"}
 
     # -- parsing ---------------------------------------------------------------------------
     def parse(self, text: str, *, source: str | None = None) -> Parsed:
@@ -320,13 +333,10 @@ class MazeCodec(GridCodec):
         if on_wall.any():
             out.append(_listing("mzPathOnWall", f"the path runs through {int(on_wall.sum())} "
                                 "wall cell(s)", on_wall))
+        shortest, no_route = _route(clues)
+        if no_route:
+            return out + no_route
         s, g = find(clues, START), find(clues, GOAL)
-        dist = bfs(clues != WALL, s)
-        shortest = int(dist[g])
-        if shortest < 0:
-            return out + [Violation("mzNoRoute", f"the maze has no route from S at "
-                                                 f"{cell_name(*s)} to G at {cell_name(*g)}",
-                                    (s, g))]
 
         path = grid == PATH
         n_path = int(path.sum())
@@ -362,6 +372,11 @@ class MazeCodec(GridCodec):
                                 f"shortest takes {shortest}; the path", path))
         return out
 
+    def puzzle_violations(self, puzzle):
+        """mzNoRoute for a maze whose S cannot reach G: no answer can be right, so `ptrm solve`
+        says so before running a model (one BFS, the one `verify` runs)."""
+        return _route(np.asarray(puzzle.clues))[1]
+
     # -- augmentation ----------------------------------------------------------------------
     def transform(self, puzzle, solution, t):
         p = Puzzle(self.name, *dihedral.shape(puzzle.rows, puzzle.cols, t),
@@ -380,18 +395,29 @@ class MazeCodec(GridCodec):
                     # the maze changed there (a path through a wall, a wall or S moved, a pad
                     # token): marked by its text, not by colour alone, which NO_COLOR, a file
                     # or a pipe loses (a red wall then looked like any wall)
-                    out.append("??", style="bold red")
+                    out.append(CHANGED_GLYPH, style="bold red")
                 elif v == PATH:
-                    out.append("••", style="bold yellow")
+                    out.append(GLYPHS[PATH], style="bold yellow")
                 elif v == WALL:
-                    out.append("██", style="bright_black")
+                    out.append(GLYPHS[WALL], style="bright_black")
                 elif v in (START, GOAL):
-                    out.append(" S" if v == START else " G", style="bold green")
+                    out.append(GLYPHS[v], style="bold green")
                 else:
-                    out.append("  ")
+                    out.append(GLYPHS[FREE])
             if r < puzzle.rows - 1:
                 out.append("\n")
         return out
+
+
+def _route(clues: np.ndarray) -> tuple[int, list[Violation]]:
+    """The steps of a shortest S-G route, and [mzNoRoute] when there is none (steps -1): what
+    `verify` and `puzzle_violations` both judge a maze's route by."""
+    shortest = shortest_distance(clues)
+    if shortest >= 0:
+        return shortest, []
+    s, g = find(clues, START), find(clues, GOAL)
+    return shortest, [Violation("mzNoRoute", f"the maze has no route from S at {cell_name(*s)} "
+                                             f"to G at {cell_name(*g)}", (s, g))]
 
 
 def _cells(mask: np.ndarray) -> tuple[tuple[int, int], ...]:

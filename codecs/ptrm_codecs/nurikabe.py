@@ -135,8 +135,15 @@ class ClueShadingTokens:
         return SHADED if name == f"{self.name}.shaded" else UNSHADED
 
 
+#: how the board draws an answer cell of nurikabe and tapa; their legend quotes it
+SHADED_GLYPH, UNSHADED_GLYPH = "██", "·"
+#: what their Solution.grid values mean (`Codec.legend`)
+SHADING_LEGEND = {UNSHADED: f"unshaded ({UNSHADED_GLYPH}); clue cells hold 0 too",
+                  SHADED: f"shaded ({SHADED_GLYPH})"}
+
+
 def shading_glyph(value: int) -> Text:
-    return Text("██") if value == SHADED else Text("·", style="dim")
+    return Text(SHADED_GLYPH) if value == SHADED else Text(UNSHADED_GLYPH, style="dim")
 
 
 # -- the codec --------------------------------------------------------------------------------
@@ -147,6 +154,11 @@ class NurikabeCodec(ClueShadingTokens, GridCodec):
     url_ids = ("nurikabe",)
     families = (PPBENCH,)
     EMPTY = UNSHADED
+    rules = ("Shade cells so that each number sits in an island of unshaded cells of exactly "
+             "that size, every island holds one number, all shaded cells are connected, and no "
+             "2x2 block is all shaded.")
+    example = "\n".join(("nurikabe", ". . . 4", "2 . . .", ". . . .", "4 . . ."))
+    legend = SHADING_LEGEND
 
     # -- parsing ---------------------------------------------------------------------------
     def _puzzle(self, clues: np.ndarray) -> Puzzle:

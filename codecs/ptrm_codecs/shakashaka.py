@@ -40,6 +40,7 @@ from .lightup import (BLACK, MAX_NUMBER, WHITE, BlackCellCodec, adjacent_count,
 
 TRIANGLES = (2, 3, 4, 5)
 GLYPHS = {2: "◣", 3: "◢", 4: "◥", 5: "◤"}
+NO_TRIANGLE = "·"  # how the board draws a white cell without one
 JANKO = {"sw": 2, "se": 3, "ne": 4, "nw": 5}
 
 # A triangle by the corner of its right angle, laid out as the corners of a cell: applying a
@@ -57,6 +58,15 @@ class ShakashakaCodec(BlackCellCodec):
     description = "Shakashaka: black triangles make every white area a rectangle"
     url_ids = ("shakashaka",)
     black_word = "black"
+    rules = ("Put black triangles (half a cell, cut corner to corner) in white cells so that "
+             "every white area left is a rectangle, upright or tilted 45 degrees, and a numbered "
+             "black cell has exactly that many triangles beside it (above, below, left, right).")
+    # '5' is a black cell without a number (pzprv3's own code for it)
+    example = "\n".join(("shakashaka", ". . . 5", ". . . .", ". . . .", "2 . . ."))
+    legend = {0: f"no triangle ({NO_TRIANGLE}); black cells hold 0 too",
+              **{q: f"a black triangle {GLYPHS[q]}, its right angle {corner}"
+                 for q, corner in zip(TRIANGLES, ("bottom-left", "bottom-right", "top-right",
+                                                  "top-left"))}}
 
     # -- parsing ---------------------------------------------------------------------------
     def parse_pzprv3(self, p, *, source=None):
@@ -225,7 +235,8 @@ class ShakashakaCodec(BlackCellCodec):
             if v != WHITE:
                 return self.clue_text(v)
             q = 0 if solution is None else int(solution.grid[r, c])
-            return Text(GLYPHS[q], style="bold cyan") if q in GLYPHS else Text("·", style="dim")
+            return Text(GLYPHS[q], style="bold cyan") if q in GLYPHS else \
+                Text(NO_TRIANGLE, style="dim")
 
         return boxed([[cell(r, c) for c in range(puzzle.cols)] for r in range(puzzle.rows)], width=1)
 

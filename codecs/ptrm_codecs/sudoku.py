@@ -19,6 +19,8 @@ Tokens: the codec serves two families, and the model's vocabulary table picks on
                  blanks, label = the full solution grid, exactly as in TRM's Sudoku-Extreme data.
 In both, a given cell decodes to its given whatever token the model wrote there (the solver
 cannot change a given); label match still compares every token.
+Drawn (`ptrm solve`): givens in brackets, `[5]`, digits the solver filled in bare, `·` blank;
+the brackets keep them apart in a file or a pipe, where bold and colour are lost.
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ from .sudoku_text import BLANKS, blanks_help, check_boxes, read_rows
 from .families import PPBENCH, SUDOKU_NATIVE, SUDOKU_NATIVE_BLANK, SUDOKU_NATIVE_DIGITS
 
 SIZES = (4, 6, 9)
+#: how `render` draws a given digit: marked by text, which survives where styles do not
+GIVEN = "[{}]"
 #: a pzprv3 answer entry (pzpr.js `encodeCellAnumsub`): a digit, or '.' or a mark (dots
 #: '+', '-', '=', '%'; 'c' done), then optionally the cell's pencil marks "[a,b,c,d]"
 _ANSWER = re.compile(r"(?:(\d+)|[.+\-=%c])(?:\[[\d,]*\])?", re.ASCII)  # \d: 0-9 only
@@ -102,6 +106,13 @@ class SudokuCodec(GridCodec):
     families = (PPBENCH, SUDOKU_NATIVE)
     pzprv3_one_size_line = True
     EMPTY = 0
+    rules = ("Fill the blanks so that every row, every column and every box holds each digit "
+             "once: 1-4 with 2x2 boxes, 1-6 with boxes of 2 rows x 3 columns, 1-9 with 3x3 "
+             "boxes.")
+    example = "\n".join(("sudoku", ". 2 . .", "4 . . .", "2 . . 1", ". . . 4"))
+    legend = {0: "blank, not filled", **{d: f"the digit {d} (drawn {GIVEN.format(d)} where "
+                                            f"the puzzle gives it)"
+                                         for d in range(1, max(SIZES) + 1)}}
 
     # -- parsing ---------------------------------------------------------------------------
     def _puzzle(self, clues: np.ndarray, *, source=None) -> Puzzle:
@@ -349,6 +360,9 @@ class SudokuCodec(GridCodec):
 
     # -- people ----------------------------------------------------------------------------
     def render(self, puzzle, solution=None):
+        """Givens in brackets, `[5]`, digits the solver filled in bare, `·` for a blank: in
+        a file, a pipe or under NO_COLOR the bold and the colour are lost, and a given looked
+        like any filled digit (other types tell clues from answers by their glyphs)."""
         n = puzzle.rows
         br, bc = box_shape(n)
         cells = []
@@ -356,13 +370,15 @@ class SudokuCodec(GridCodec):
             row = []
             for c in range(n):
                 if puzzle.clues[r, c]:
-                    row.append(Text(str(puzzle.clues[r, c]), style="bold"))
+                    row.append(Text(GIVEN.format(int(puzzle.clues[r, c])), style="bold"))
                 elif solution is not None and solution.grid[r, c]:
                     row.append(Text(str(solution.grid[r, c]), style="cyan"))
                 else:
                     row.append(Text("·", style="dim"))
             cells.append(row)
-        return boxed(cells, width=1, vbars={c for c in range(bc - 1, n - 1, bc)},
+        # as wide as a given, so that the digits stand in columns
+        return boxed(cells, width=len(GIVEN.format(0)),
+                     vbars={c for c in range(bc - 1, n - 1, bc)},
                      hbars={r for r in range(br - 1, n - 1, br)})
 
     def solution_url(self, puzzle, solution):

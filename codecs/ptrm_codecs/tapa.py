@@ -34,8 +34,9 @@ from ptrm_cli.errors import ParseError, PtrmError
 from . import formats
 from .common import GridCodec, boxed
 from .families import PPBENCH, TAPA_CLUES, tapa_token
-from .nurikabe import (SHADED, UNSHADED, ClueShadingTokens, answer_mark, grid_rows, pzprv3_rows,
-                       read_answer_mark, replay_clicks, shading_glyph, shading_violations)
+from .nurikabe import (SHADED, SHADING_LEGEND, UNSHADED, ClueShadingTokens, answer_mark,
+                       grid_rows, pzprv3_rows, read_answer_mark, replay_clicks, shading_glyph,
+                       shading_violations)
 
 UNKNOWN = -2  # a "?" in a clue
 #: the 8 cells around a clue, clockwise from the top-left
@@ -181,6 +182,11 @@ class TapaCodec(ClueShadingTokens, GridCodec):
     url_ids = ("tapa",)
     families = (PPBENCH,)
     EMPTY = UNSHADED
+    rules = ("Shade cells into one connected wall with no 2x2 block all shaded; clue cells stay "
+             "unshaded, and a clue's numbers are the lengths of the runs of shaded cells among "
+             "its eight neighbours, in any order.")
+    example = "\n".join(("tapa", "2 . . .", ". . 2,3 .", "4 . . .", "2 . . ."))
+    legend = SHADING_LEGEND
 
     # -- parsing ---------------------------------------------------------------------------
     def _puzzle(self, rows: int, cols: int, clues: list[tuple[int, ...]], *, source=None,

@@ -5,18 +5,25 @@ from __future__ import annotations
 import json
 
 import typer
+from rich.padding import Padding
 from rich.table import Table
+from rich.text import Text
 
 from .. import codec as registry
-from ..console import console, esc
-from ..errors import CodecNotFound
+from .. import codec_page as page
+from ..console import console, err_console, esc
+from ..errors import CodecNotFound, PtrmError
 from ..options import JSON
 
 
 def list_codecs(
     name: str = typer.Argument(None, metavar="TYPE", show_default=False,
-                               help="One type: its documentation (the input formats it reads, "
-                                    "its tokens and rules), as its codec gives it."),
+                               help="One type: its rules, the inputs it reads with an example, "
+                                    "what the answer's symbols mean and how the bundled model "
+                                    "does on it, as its codec gives them."),
+    dev: bool = typer.Option(False, "--dev",
+                             help="With TYPE: also the codec's developer notes (every input "
+                                  "symbol, Puzzle.clues, tokens, verifier codes)."),
     as_json: bool = JSON,
 ):
     """List installed puzzle types: family, grid, sequence length, vocabulary, provider.
@@ -27,11 +34,14 @@ def list_codecs(
 
         ptrm codecs
         ptrm codecs lightup
+        ptrm codecs lightup --dev
         ptrm codecs --json
     """
     if name is not None:
-        _show_one(name, as_json)
+        _show_one(name, as_json, dev)
         return
+    if dev:
+        raise PtrmError("--dev applies to one type: ptrm codecs TYPE --dev")
     rows = []
     for name, reg in registry.registered().items():
         for fam in reg.codec.families:
@@ -54,31 +64,97 @@ def list_codecs(
     console.print(table)
 
 
-def _show_one(name: str, as_json: bool) -> None:
-    """One codec's own documentation: its class docstring (else its module's), where a codec
-    says how its puzzles are written (docs/PLUGINS.md asks plugins to)."""
-    import inspect
-    import sys
-
+def _show_one(name: str, as_json: bool, dev: bool) -> None:
+    """One type's page, for a user first: what the puzzle is, the inputs with an example, what
+    the answer's values mean, the bundled model's standing; then, with --dev (or when the codec
+    gives none of that), its docstring, where the codec documents itself for developers."""
     _refuse_broken_plugin(name)
     codec = registry.get(name)  # an unknown name: one error listing the installed ones
     reg = registry.registered()[codec.name]
-    cls = type(codec)
-    own = cls.__dict__.get("__doc__")  # its own: inspect.getdoc would give a base class's
-    doc = (inspect.cleandoc(own) if own else inspect.getdoc(sys.modules.get(cls.__module__))) \
-        or "(this codec has no documentation)"
-    families = [f"{f.name} ({f.rows}x{f.cols}, {len(f.vocab)} tokens)" for f in codec.families]
+    try:
+        example = page.example_of(codec)
+    except registry.CodecBug as e:  # the rest of the page still helps
+        err_console.print(f"[yellow]warning:[/] {esc(e)}", highlight=False, soft_wrap=True)
+        example = None
+    doc = page.docstring(codec) or "(this codec has no documentation)"
     if as_json:
         typer.echo(json.dumps({"name": codec.name, "description": codec.description,
                                "provider": reg.provider, "families": [f.name for f in
                                                                       codec.families],
-                               "doc": doc}, indent=1))
+                               **page.as_json(codec, example), "doc": doc}, indent=1))
         return
     console.print(f"[bold]{esc(codec.name)}[/]: {esc(codec.description)}", highlight=False)
-    console.print(f"provider {esc(reg.provider)}; families {esc(', '.join(families))}",
-                  highlight=False)
+    if codec.rules:
+        _section("Rules", codec.rules)
+    _section("Input", None, "`ptrm solve` reads any of these: a file, a pipe (-) or the text "
+                            "itself")
+    _show_inputs(codec, example)
+    legend = registry.legend_of(codec)
+    width = max(len(str(v)) for v in legend)
+    _section("Answer", "\n".join(f"{v:>{width}}  {m}" for v, m in legend.items()),
+             "what each value of the answer grid means; `--json` gives the grid as "
+             "solution.grid and this as solution.legend", prose=False)
+    if (standing := page.model_standing(codec)) is not None:
+        _section("Bundled model", standing)
+    if dev or not (codec.rules or example):  # a codec that says nothing else: its docstring
+        families = ", ".join(f"{f.name} ({f.rows}x{f.cols}, {len(f.vocab)} tokens)"
+                             for f in codec.families)
+        facts = (f"provider {reg.provider}, entry point {reg.entry_point}\nfamilies {families}"
+                 f"\nurl_ids {', '.join(codec.url_ids) or 'none'}\nmethods it writes beyond "
+                 f"the required ones: {', '.join(page.own_members(codec)) or 'none'}")
+        _section("Developer notes", f"{facts}\n\n{doc}", prose=False)
+    else:
+        console.print(f"\n[dim]provider {esc(reg.provider)} · every input symbol, "
+                      f"Puzzle.clues, tokens and verifier codes: ptrm codecs "
+                      f"{esc(codec.name)} --dev[/]", highlight=False)
+
+
+def _section(title: str, body: str | None, note: str | None = None, *,
+             prose: bool = True) -> None:
+    """A bold title (with a note beside it), then its text indented under it: prose wrapped
+    to the terminal, anything else (a table, a docstring) line for line."""
     console.print()
-    console.print(esc(doc), highlight=False)
+    console.print(f"[bold]{esc(title)}[/]" + (f": {esc(note)}" if note else ""),
+                  highlight=False)
+    if body is None:
+        return
+    if prose:
+        console.print(Padding(Text(body), (0, 0, 0, 2), expand=False), highlight=False)
+    else:
+        console.print(Text("\n".join(f"  {line}".rstrip() for line in body.splitlines())),
+                      highlight=False, soft_wrap=True)
+
+
+def _show_inputs(codec, example) -> None:
+    """The input forms, each with the codec's example written in it exactly as the codec
+    writes it (no padding added: spaces are cells in a maze); the example's own form is drawn
+    beside it, as `ptrm solve` draws the puzzle."""
+    if example is None:
+        ids = ", ".join(f"?{i}/..." for i in codec.url_ids)
+        console.print(Padding(Text((f"puzz.link URLs ({ids}), and " if ids else "") +
+                                   f"the forms the codec's notes give (ptrm codecs "
+                                   f"{codec.name} --dev)"), (0, 0, 0, 2), expand=False))
+        return
+    for form, text in example.forms.items():
+        console.print(Text("  " + page.form_name(form), style="italic"))
+        shown = Text("\n".join("    " + line for line in text.splitlines()))
+        drawn = _drawn(codec, example.puzzle) if form == example.own else None
+        if drawn is not None:
+            beside = Table.grid(padding=(0, 6))
+            beside.add_row(shown, drawn)
+            shown = beside
+        console.print(shown, highlight=False, soft_wrap=drawn is None)
+
+
+def _drawn(codec, puzzle):
+    """The codec's drawing of the puzzle, or None: on this page it is an aid, and a render
+    that breaks leaves the text alone (`ptrm solve` reports it)."""
+    try:
+        with registry.contract(codec, "render"):
+            drawn = codec.render(puzzle)
+    except registry.CodecBug:
+        return None
+    return drawn if registry.render_problem("render", drawn) is None else None
 
 
 def _refuse_broken_plugin(name: str) -> None:

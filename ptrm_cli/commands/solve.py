@@ -6,7 +6,8 @@ attempts.
 
 Exit codes: 0 the shown answer satisfies the rules (ARC task: every test input answered, and
 each known output among the two attempts); 1 no rules-valid answer was found (ARC: not so);
-2 a usage or input error (bad file, unknown codec, wrong checkpoint, bad option).
+2 a usage or input error (bad file, unknown codec, wrong checkpoint, bad option, a puzzle that
+no answer can solve: `Codec.puzzle_violations`, e.g. a maze with no route).
 """
 
 from __future__ import annotations
@@ -151,6 +152,7 @@ def solve(
     if views is not None or identifiers is not None:
         raise PtrmError("--views and --identifiers apply to ARC tasks (--task)")
     c, parsed = solver.parse_puzzle(text, codec=codec, source=source)
+    solver.check_solvable(c, parsed.puzzle, source)  # before the model loads, let alone runs
     # an official step_N file has no token table: family_for gives it the codec family of its
     # layout (vocabulary size and sequence length); a length it does not say is its family's
     loaded = loaded or solver.load_model(checkpoint, device, layouts=c.families)
@@ -264,8 +266,11 @@ def _json(res: "solver.SolveResult", parsed, source: str, matches, s: dict) -> d
         **dict.fromkeys(("solved", "valid"), res.valid if _judges(res) else None),
         "violations": [{"code": v.code, "message": v.message, "cells": [list(x) for x in v.cells]}
                        for v in res.violations],
+        # legend: what grid's values mean, the codec's own words (`ptrm codecs TYPE` shows the
+        # same); JSON keys are strings, so the values are written "0", "1", ...
         "solution": {"pzprv3": pzprv3, "grid": res.solution.grid.astype(int).tolist(),
-                     "url": url},
+                     "url": url, "legend": {str(v): meaning for v, meaning in
+                                            registry.legend_of(c).items()}},
         "confidence": res.confidence, "q": res.q, "agree": res.agree,
         "K": s["K"], "D": s["D"], "sigma": s["sigma"], "sigma_source": s["sigma_source"],
         "seed": s["seed"],
@@ -324,36 +329,37 @@ def _show(res: "solver.SolveResult", matches, s: dict) -> None:
     # soft wrap: a grid wider than the terminal (COLUMNS=40, a 30x30 maze) keeps its lines
     # whole, for the terminal to fold, instead of Rich breaking them mid-row
     console.print(drawn, soft_wrap=True)
+    w = VERDICT_WORDS[bool(c.has_rules)]
     if not _judges(res):
         console.print(f"[bold]answered[/], not judged: {_unjudged(c, s['format'])}",
                       highlight=False, soft_wrap=True)
     elif res.valid:
-        console.print(f"[bold green]solved[/]: the answer satisfies every {c.name} rule",
+        console.print(f"[bold green]solved[/]: {w['solved'].format(type=c.name)}",
                       highlight=False)
     elif res.valid_rollouts:   # another selector than `verified` picked a wrong one
-        console.print(f"[bold red]the {s['selector']} pick breaks the rules[/] although "
-                      f"{res.valid_rollouts} of the {res.rollouts} rollouts are rules-valid "
-                      f"(--select verified shows one); {len(res.violations)} rule "
-                      f"violation(s):", highlight=False, soft_wrap=True)
+        console.print(w["pick_wrong"].format(selector=s["selector"], k=res.valid_rollouts,
+                                             n=res.rollouts, v=len(res.violations)),
+                      highlight=False, soft_wrap=True)
     else:
-        console.print(f"[bold red]no rules-valid solution[/] among {res.rollouts} rollouts; "
-                      f"shown: {_shown_pick(s['selector'])}, with "
-                      f"{len(res.violations)} rule violation(s):", highlight=False,
-                      soft_wrap=True)
+        console.print(w["none"].format(n=res.rollouts, pick=_shown_pick(s["selector"]),
+                                       v=len(res.violations)),
+                      highlight=False, soft_wrap=True)
     if _judges(res) and not res.valid:
         for v in res.violations[:5]:  # placed: each line says where, whoever wrote the codec
-            console.print(f"  [red]{v.code}[/] {esc(registry.placed(v))}", highlight=False,
+            code = f"[red]{v.code}[/] " if c.has_rules else ""
+            console.print(f"  {code}{esc(registry.placed(v))}", highlight=False,
                           soft_wrap=True)
         if len(res.violations) > 5:
             console.print(f"  ... and {len(res.violations) - 5} more", highlight=False)
-    if matches is not None:
+    # without rules, the answer given in the input is the expected output: the verdict said it
+    if matches is not None and c.has_rules:
         console.print("matches the answer given in the input" if matches
                       else "[yellow]differs from the answer given in the input[/]")
     run = (f"{res.rollouts} of K={s['K']} rollouts run, stopped at step {res.chosen_step} of "
-           f"D={s['D']} (an answer satisfied the rules)" if res.stopped_early
+           f"D={s['D']} ({w['stopped']})" if res.stopped_early
            else f"{res.rollouts} rollouts")
     # unjudged, every rollout passes the (empty) check: a count of "valid" ones would mislead
-    valid = f"{res.valid_rollouts} valid · " if _judges(res) else ""
+    valid = f"{res.valid_rollouts} {w['valid']} · " if _judges(res) else ""
     console.print(
         f"confidence {res.confidence:.3f} (Q {res.q:+.2f}) · {res.agree}/{res.rollouts} rollouts "
         f"agree · {valid}{run} in {res.time_s:.2f} s", highlight=False, soft_wrap=True)
@@ -379,6 +385,26 @@ def _show(res: "solver.SolveResult", matches, s: dict) -> None:
         console.print(f"[dim]CPU defaults: {' '.join(parts)} (GPU: K={GPU_K} in one wave, "
                       f"no time limit); set --K, --wave, --time-limit, --threads to change[/]",
                       highlight=False, soft_wrap=True)
+
+
+#: how the text output speaks of a verdict: of the rules (`Codec.has_rules`), or for a type
+#: without rules (ARC) of the expected output, all an answer is right or wrong against there;
+#: its lines are then verify's messages without their codes, which name no rule
+VERDICT_WORDS = {
+    True: {"solved": "the answer satisfies every {type} rule",
+           "pick_wrong": "[bold red]the {selector} pick breaks the rules[/] although {k} of the "
+                         "{n} rollouts are rules-valid (--select verified shows one); {v} rule "
+                         "violation(s):",
+           "none": "[bold red]no rules-valid solution[/] among {n} rollouts; shown: {pick}, "
+                   "with {v} rule violation(s):",
+           "stopped": "an answer satisfied the rules", "valid": "valid"},
+    False: {"solved": "the answer is the expected output",
+            "pick_wrong": "[bold red]the {selector} pick is wrong[/] although {k} of the {n} "
+                          "rollouts give the expected output (--select verified shows one):",
+            "none": "[bold red]wrong[/]: none of the {n} rollouts gives the expected output; "
+                    "shown: {pick}:",
+            "stopped": "an answer was the expected output", "valid": "correct"},
+}
 
 
 def _shown_pick(selector: str) -> str:

@@ -18,3 +18,21 @@ def default_checkpoint() -> Path | None:
     if all((DEFAULT_DIR / name).is_file() for name in FILES):
         return DEFAULT_DIR
     return None
+
+
+def default_card() -> tuple[str, dict] | None:
+    """(token family, meta) of the bundled model, from its config.json read as plain JSON: no
+    torch, so that `ptrm codecs TYPE` can say cheaply where the model stands on a type (meta
+    holds `trained_on` and the validation scores `val`). None without a bundled model, or when
+    its config.json does not read (loading it for a solve says why)."""
+    import json
+
+    root = default_checkpoint()
+    if root is None:
+        return None
+    try:
+        doc = json.loads((root / "config.json").read_text())
+        family, meta = doc["vocab"]["family"], doc.get("meta") or {}
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return (family, meta) if isinstance(family, str) and isinstance(meta, dict) else None
