@@ -377,6 +377,21 @@ def _hrm_header(head: str) -> bool:
     return tuple(f.strip().lower() for f in first.split(",")) == SUDOKU_CSV_HEADER
 
 
+def _hrm_rows(path: Path, report: Report) -> Iterator[tuple[int, list[str]]]:
+    """(line, fields) of each non-empty row after the header of an HRM CSV (the reader's
+    sniff checked the header). Broken quoting is reported once: nothing after it can be
+    trusted."""
+    with open(path, encoding="utf-8-sig", errors="replace", newline="") as f:
+        rows = csv.reader(f)
+        try:
+            next(rows, None)
+            for row in rows:
+                if row and (len(row) > 1 or row[0].strip()):
+                    yield rows.line_num, row
+        except csv.Error as e:
+            report(rows.line_num, f"CSV error: {e} (the rest of the file is skipped)")
+
+
 class MazeCsv(SourceReader):
     """Maze-Hard (`sapientinc/maze-30x30-hard-1k` train.csv / test.csv): Sudoku-Extreme's
     header, one maze a row. The maze codec reads `question` and `answer` (it checks the
@@ -393,34 +408,23 @@ class MazeCsv(SourceReader):
         return len(row) > 1 and _is_maze_row(row[1])
 
     def read(self, path, report):
-        with open(path, encoding="utf-8-sig", errors="replace", newline="") as f:
-            rows = csv.reader(f)
+        for n, row in _hrm_rows(path, report):
+            if len(row) != 4:
+                report(n, f"expected 4 fields (source,question,answer,rating), found "
+                          f"{len(row)}", "maze")
+                continue
+            _, q, a, rating = row  # not stripped: ' ' is a free cell
+            side = _square_side(q)
+            if side is None or len(a) != len(q):
+                report(n, f"question and answer: expected n*n characters each, found {len(q)} "
+                          f"and {len(a)}", "maze")
+                continue
             try:
-                next(rows)  # the header (sniff checked it)
-                for row in rows:
-                    n = rows.line_num
-                    if not row or (len(row) == 1 and not row[0].strip()):
-                        continue
-                    if len(row) != 4:
-                        report(n, f"expected 4 fields (source,question,answer,rating), "
-                                  f"found {len(row)}", "maze")
-                        continue
-                    _, q, a, rating = row  # not stripped: ' ' is a free cell
-                    rating = rating.strip()
-                    side = _square_side(q)
-                    if side is None or len(a) != len(q):
-                        report(n, f"question and answer: expected n*n characters each, found "
-                                  f"{len(q)} and {len(a)}", "maze")
-                        continue
-                    try:
-                        r = int(float(rating))
-                    except ValueError:
-                        report(n, f"rating: expected a number, found {rating[:24]!r}", "maze")
-                        continue
-                    yield Item(self.kind, "maze", {"question": q, "answer": a},
-                               n, side, side, q, "csv", r)
-            except csv.Error as e:  # a broken quote: nothing after it can be trusted
-                report(rows.line_num, f"CSV error: {e} (the rest of the file is skipped)")
+                r = int(float(rating))
+            except ValueError:
+                report(n, f"rating: expected a number, found {rating.strip()[:24]!r}", "maze")
+                continue
+            yield Item(self.kind, "maze", {"question": q, "answer": a}, n, side, side, q, "csv", r)
 
     def decode(self, item, codec):
         return codec.from_record(item.payload)
@@ -445,22 +449,13 @@ class SudokuCsv(SourceReader):
         return _hrm_header(head)  # after maze-csv, which takes the files of mazes
 
     def read(self, path, report):
-        with open(path, encoding="utf-8-sig", errors="replace", newline="") as f:
-            rows = csv.reader(f)
-            try:
-                next(rows)  # the header (sniff checked it)
-                for row in rows:
-                    n = rows.line_num
-                    if not row or (len(row) == 1 and not row[0].strip()):
-                        continue
-                    parsed = parse_sudoku_csv_row(row)
-                    if isinstance(parsed, str):
-                        report(n, parsed)
-                        continue
-                    source, q, a, rating = parsed
-                    yield Item(self.kind, "sudoku", (q, a, source), n, 9, 9, q, "csv", rating)
-            except csv.Error as e:  # a broken quote: nothing after it can be trusted
-                report(rows.line_num, f"CSV error: {e} (the rest of the file is skipped)")
+        for n, row in _hrm_rows(path, report):
+            parsed = parse_sudoku_csv_row(row)
+            if isinstance(parsed, str):
+                report(n, parsed)
+                continue
+            source, q, a, rating = parsed
+            yield Item(self.kind, "sudoku", (q, a, source), n, 9, 9, q, "csv", rating)
 
     def decode(self, item, codec):
         q, a, _ = item.payload

@@ -93,3 +93,15 @@ def test_build_data_from_maze_csv_and_json_rows_gives_the_same_puzzles(tmp_path,
                                                       val_per_type=0, augment=1, workers=1))
     assert e.value.result.dropped == {"invalid solution": {"maze": 1}}
     assert e.value.result.messages["invalid solution"][0].startswith("bad.csv:2:")
+
+
+def test_broken_quoting_is_reported_once_and_ends_the_file(tmp_path, lines):
+    """An unclosed quote swallows the rest of the file into one field: csv raises past its
+    field limit. Both HRM readers say so once, at the row, and keep the rows before it."""
+    (q, a), *_ = lines
+    f = tmp_path / "cut.csv"
+    f.write_text(f"{HEADER}\ntrain,{q},{a},0\ntrain,\"{q}" + "#" * 140_000 + f"\ntrain,{q},{a},0\n")
+    reader, items, bad = read(f)
+    assert reader.kind == "maze-csv" and len(items) == 1
+    [(loc, msg)] = bad
+    assert loc >= 3 and msg.startswith("CSV error:") and "rest of the file is skipped" in msg
