@@ -384,21 +384,25 @@ def checked_tokens(codec: Codec, tokens, family: Family, method: str = "encode")
     return tokens
 
 
+#: what `Codec.legend` must be (`legend_of` holds a codec to it, `conformance` reports it)
+LEGEND_SHAPE = "a mapping of grid values (integers) to their meanings (non-empty text)"
+
+
 def legend_of(codec: Codec) -> dict[int, str]:
     """What each `Solution.grid` value of `codec` means, {value: meaning}, as `ptrm codecs
     TYPE` and `ptrm solve --json` give it: the codec's `legend`, else the one value every codec
-    defines, EMPTY. A legend that is no mapping of integers to text is the codec's bug."""
+    defines, EMPTY. A legend that is not LEGEND_SHAPE is the codec's bug (an empty meaning
+    too: the page would show a bare number)."""
     found = codec.legend
     if found is None:
         return {int(codec.EMPTY): "nothing entered (EMPTY)"}
     try:  # numpy integers are integers; True is not a grid value
         out = {int(k): v for k, v in found.items()
-               if not isinstance(k, bool) and int(k) == k and isinstance(v, str)}
+               if not isinstance(k, bool) and int(k) == k and isinstance(v, str) and v.strip()}
     except (AttributeError, TypeError, ValueError):
         out = None
     if out is None or len(out) != len(found):
-        raise bug(codec, f"has a legend that is not a mapping of grid values (integers) to "
-                         f"their meanings (text): {found!r:.80}")
+        raise bug(codec, f"has a legend that is not {LEGEND_SHAPE}: {found!r:.80}")
     return dict(sorted(out.items()))
 
 

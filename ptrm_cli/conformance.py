@@ -17,6 +17,11 @@ What is checked:
   * registration: an entry point in `ptrm.codecs` named like the codec loads this codec class;
   * families: a non-empty tuple of Family, each with a vocabulary named like it that starts
     with "pad" (id 0), and seq_len = rows * cols;
+  * `example`, where the codec sets one: its own `parse` reads it, `ptrm solve` reads it as
+    this type without --codec (`solver.parse_puzzle`; checked when the codec is registered),
+    and `puzzle_violations` finds nothing in it;
+  * `legend`, where the codec sets one: `legend_of` takes it (integers to non-empty text), and
+    it names EMPTY and every value `decode(encode_label(...))` gives for the samples;
   * per sample: the solution verifies, and `puzzle_violations` finds nothing; `encode` /
     `encode_label` give int arrays of seq_len ids inside the vocabulary (or a PtrmError when
     the puzzle does not fit the family); `decode(encode_label(...))` is the solution;
@@ -78,6 +83,12 @@ def check_codec(codec: Codec, samples: Sequence[Sample], *, registered: bool = T
         return problems
     if not samples:
         problems.append("no samples to check")
+    for name, run in (("example", lambda: _example_problems(codec, detect=registered)),
+                      ("legend", lambda: _legend_problems(codec, samples))):
+        try:
+            problems += run()
+        except Exception as e:  # a crash is a finding, not the end of the report
+            problems.append(f"{name}: {_crash(codec, e, section=name)}")
     domain = _answer_values(codec, samples)
     rng = np.random.default_rng(seed)
     for i, (puzzle, solution) in enumerate(samples):
@@ -122,6 +133,82 @@ def _codec_problems(codec: Codec, registered: bool) -> list[str]:
     return out
 
 
+def _example_problems(codec: Codec, *, detect: bool) -> list[str]:
+    """The codec's `example`, where it sets one, is a puzzle a user can run as `ptrm codecs
+    TYPE` shows it: its own `parse` reads it, `ptrm solve` reads it as this type without
+    --codec (with `detect`: only an installed codec is found there), and `puzzle_violations`
+    finds nothing in it (`ptrm solve` would refuse it before loading a model)."""
+    if not codec.example:
+        return []
+    if not isinstance(codec.example, str):
+        return [f"example is a {type(codec.example).__name__}, not text"]
+    source = f"{codec.name}.example"
+    try:
+        parsed = codec.parse(codec.example, source=source)
+    except PtrmError as e:
+        return [f"example does not parse: {e}"]
+    if not isinstance(parsed, Parsed) or not isinstance(parsed.puzzle, Puzzle):
+        return [f"example: parse returned {type(parsed).__name__}, not Parsed(puzzle, ...)"]
+    out = []
+    if detect:
+        from .solver import parse_puzzle  # what `ptrm solve FILE` reads a file with
+
+        try:
+            found, _ = parse_puzzle(codec.example, source=source)
+        except PtrmError as e:
+            out.append(f"example: `ptrm solve` cannot read it without --codec: {e}")
+        else:
+            if found.name != codec.name:
+                out.append(f"example: `ptrm solve` reads it as {found.name!r} without --codec")
+    return out + [f"example: {p}" for p in _finds_nothing(
+        "puzzle_violations", lambda: codec.puzzle_violations(parsed.puzzle),
+        "puzzle_violations finds it unsolvable, so `ptrm solve` refuses it")]
+
+
+def _legend_problems(codec: Codec, samples: Sequence[Sample]) -> list[str]:
+    """The codec's `legend`, where it sets one, is what `legend_of` takes, and it names EMPTY
+    and every value `decode` gives for the samples' labels: the values an answer shows."""
+    if codec.legend is None:
+        return []
+    try:
+        legend = registry.legend_of(codec)
+    except registry.CodecBug:
+        return [f"legend is not {registry.LEGEND_SHAPE}: {codec.legend!r:.80}"]
+    out = []
+    if int(codec.EMPTY) not in legend:
+        out.append(f"legend does not name EMPTY ({codec.EMPTY})")
+    seen: set = set()
+    for puzzle, solution in samples:
+        for fam in codec.families:
+            try:  # a sample these calls fail on is reported by its own sections
+                if not _fits(codec, puzzle, fam):
+                    continue
+                label = codec.encode_label(puzzle, solution, family=fam)
+                if token_problem("encode_label", label, fam) is not None:
+                    continue
+                back = codec.decode(puzzle, label, family=fam)
+                seen |= set(np.unique(np.asarray(back.grid)).tolist())
+            except Exception:
+                continue
+    missing = sorted(v for v in seen if v not in legend and v != codec.EMPTY)
+    if missing:
+        out.append(f"legend does not name {', '.join(map(str, missing))}: value(s) that "
+                   f"decode(encode_label(...)) gives for the samples")
+    return out
+
+
+def _finds_nothing(method: str, call, finding: str) -> list[str]:
+    """The problem, if any, with a call of a method that returns violations and must find
+    none here: it raised, it returned no list of Violation, or it found one (`finding`)."""
+    try:
+        found = call()
+    except Exception as e:
+        return [f"{method} raised {type(e).__name__}: {e}"]
+    if not _is_violations(found):
+        return [f"{method} returned {_what(found)}, not a list of Violation"]
+    return [f"{finding}: {found[0].code} ({found[0].message})"] if found else []
+
+
 def _answer_values(codec: Codec, samples: Sequence[Sample]) -> list[int]:
     """Values an answer cell takes in the samples' solutions, plus EMPTY: the mutation domain."""
     values = {int(codec.EMPTY)}
@@ -146,26 +233,12 @@ def _sample_problems(codec: Codec, puzzle: Puzzle, solution: Solution, domain: l
     if grid.shape != (puzzle.rows, puzzle.cols) or not np.issubdtype(grid.dtype, np.integer):
         return out + [f"solution grid is {grid.dtype} {grid.shape}, expected integers of shape "
                       f"({puzzle.rows}, {puzzle.cols})"]
-    try:
-        violations = codec.verify(puzzle, solution)
-    except Exception as e:  # the other sections still run: they say what else is wrong
-        out.append(f"verify raised {type(e).__name__}: {e}")
-    else:
-        if not _is_violations(violations):
-            out.append(f"verify returned {_what(violations)}, not a list of Violation")
-        elif violations:
-            out.append(f"verify rejects the solution: {violations[0].code} "
-                       f"({violations[0].message})")
-    try:  # a solved puzzle breaks no rule by itself: `ptrm solve` would refuse to run it
-        found = codec.puzzle_violations(puzzle)
-    except Exception as e:
-        out.append(f"puzzle_violations raised {type(e).__name__}: {e}")
-    else:
-        if not _is_violations(found):
-            out.append(f"puzzle_violations returned {_what(found)}, not a list of Violation")
-        elif found:
-            out.append(f"puzzle_violations rejects a solved puzzle: {found[0].code} "
-                       f"({found[0].message})")
+    # the other sections still run after a finding here: they say what else is wrong
+    out += _finds_nothing("verify", lambda: codec.verify(puzzle, solution),
+                          "verify rejects the solution")
+    # a solved puzzle breaks no rule by itself: `ptrm solve` would refuse to run it
+    out += _finds_nothing("puzzle_violations", lambda: codec.puzzle_violations(puzzle),
+                          "puzzle_violations rejects a solved puzzle")
     try:
         key = codec.key(puzzle)
     except Exception as e:

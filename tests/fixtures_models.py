@@ -4,6 +4,7 @@
     tiny_model(vocab_size, seed)       a TRM whose Q head is random too, so Q values differ
     save_tiny_checkpoint(path, vocab)  the same, written with save_checkpoint
     golden_examples(pids, n)           (codec, record) pairs from PPBench's golden set
+    solve_cli(*args)                   `ptrm solve ARGS --device cpu --threads 1`, no traceback
 """
 
 from __future__ import annotations
@@ -58,3 +59,16 @@ def golden_examples(pids, n: int = 1) -> list[tuple[str, dict]]:
                 if (r.get("height"), r.get("width")) == (rows, cols)]
         out += [(pid, r) for r in recs[:n]]
     return out
+
+
+def solve_cli(*args):
+    """`ptrm solve` in-process on the CPU (one thread): the result, after checking it ended
+    without a traceback (an error a user can meet ends in a message and an exit code)."""
+    from typer.testing import CliRunner
+
+    from ptrm_cli.app import app
+
+    r = CliRunner().invoke(app, ["solve", *map(str, args), "--device", "cpu", "--threads", "1"])
+    assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
+    assert "Traceback" not in r.output, r.output
+    return r

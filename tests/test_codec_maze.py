@@ -18,6 +18,8 @@ from ptrm_cli.generate.maze import MazeGenerator, _work, main, make_record
 from ptrm_cli.generate.runner import Job, run
 from ptrm_codecs.maze import MazeCodec
 
+from fixtures_models import solve_cli
+
 #: TRM's build_maze_dataset: token = CHARSET.index(ch) + 1, 0 = pad
 CHARSET = "# SGo"
 
@@ -212,17 +214,6 @@ def test_a_maze_without_a_route_breaks_a_rule_before_any_answer(maze):
     assert maze.puzzle_violations(maze.parse("\n".join(OPEN)).puzzle) == []
 
 
-def _solve_cli(*args):
-    from typer.testing import CliRunner
-
-    from ptrm_cli.app import app
-
-    r = CliRunner().invoke(app, ["solve", *map(str, args), "--device", "cpu", "--threads", "1"])
-    assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
-    assert "Traceback" not in r.output, r.output
-    return r
-
-
 def test_solve_stops_on_a_maze_without_a_route_before_the_model(maze, tmp_path, monkeypatch):
     """It loaded the model and ran every rollout (minutes on a CPU for a 30x30 maze) to say
     then that the maze has no route: now that is said at once, as an input error."""
@@ -237,7 +228,7 @@ def test_solve_stops_on_a_maze_without_a_route_before_the_model(maze, tmp_path, 
     path.write_text("\n".join(NO_ROUTE) + "\n")
     (why,) = maze.puzzle_violations(maze.parse(path.read_text()).puzzle)
     for extra in ((), ("--json",)):
-        r = _solve_cli(path, "-c", tmp_path / "no-such-model", *extra)
+        r = solve_cli(path, "-c", tmp_path / "no-such-model", *extra)
         text = " ".join(r.output.split())
         assert r.exit_code == 2, text
         assert f"{path}: this maze cannot be solved: {why.message}" in text
@@ -253,7 +244,7 @@ def test_solve_still_runs_a_maze_with_a_route(tmp_path):
     ckpt = save_tiny_checkpoint(tmp_path / "model", MAZE.vocab, seq_len=MAZE.seq_len)
     path = tmp_path / "maze.txt"
     path.write_text("\n".join(OPEN) + "\n")
-    r = _solve_cli(path, "-c", ckpt, "--K", 2, "--D", 1, "--json")
+    r = solve_cli(path, "-c", ckpt, "--K", 2, "--D", 1, "--json")
     assert r.exit_code in (0, 1), r.output  # 1: no rollout verified (an untrained model)
     out = json.loads(r.stdout)
     assert out["type"] == "maze" and out["rollouts"] == 2

@@ -190,7 +190,8 @@ def test_a_plugin_whose_example_does_not_parse_keeps_its_page(with_plugin):
     assert "Some rules." in out and "1 on" in out
 
 
-@pytest.mark.parametrize("legend", [{"0": "off"}, {0: 1}, [(0, "off")], {True: "on"}])
+@pytest.mark.parametrize("legend", [{"0": "off"}, {0: 1}, [(0, "off")], {True: "on"},
+                                    {0: "off", 1: ""}, {0: " "}])  # a value that says nothing
 def test_a_legend_that_is_not_values_to_words_is_the_codecs_bug(legend):
     class Odd(Mini):
         pass

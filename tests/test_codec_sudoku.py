@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import numpy as np
@@ -9,11 +10,12 @@ import pytest
 
 from ptrm_cli import codec as registry
 from ptrm_cli import dihedral
-from ptrm_cli.codec import Solution
+from ptrm_cli.codec import Puzzle, Solution, cells_named
 from ptrm_cli.errors import ParseError, PtrmError
 from ptrm_codecs import formats
 
 import pzpr_oracle
+from fixtures_models import solve_cli
 
 RECORDS = pzpr_oracle.golden_params(["sudoku"])
 
@@ -83,8 +85,10 @@ def test_single_cell_changes_break_the_right_rule(record, sudoku):
         assert all((r, c) in v.cells for v in found)
         # messages count from 1 (r1c1 is the top-left cell), the cells stay indices
         box = f"box at r{r // 3 * 3 + 1}c{c // 3 * 3 + 1}"
-        assert [v.message.split(" in ")[1] for v in found] == [box, f"row {r + 1}",
-                                                               f"column {c + 1}"]
+        assert [v.message.split(" in ")[1].split(": ")[0] for v in found] == \
+            [box, f"row {r + 1}", f"column {c + 1}"]
+        # ... and name the cells themselves: a box's corner may be one of them
+        assert all(v.message.endswith(": " + cells_named(v.cells)) for v in found)
 
         grid = solution.grid.copy()
         grid[r, c] = 0
@@ -274,3 +278,129 @@ def test_pzprv3_answers_are_checked(sudoku):
         with pytest.raises(ParseError, match=rf"sudoku answer '{re.escape(bad)}'") as err:
             sudoku.parse(with_answer(bad), source="f.txt")
         assert str(err.value).startswith(f"f.txt:{first + 1}:")
+
+
+# -- givens that can never be solved (`puzzle_violations`) -------------------------------------
+
+def _valid_puzzles(sudoku) -> list:
+    """Every sudoku at hand that is known to solve: the golden set, the codec's example and the
+    one in examples/."""
+    from pathlib import Path
+
+    puzzles = [sudoku.from_record(rec)[0] for rec in pzpr_oracle.golden_by_type("sudoku")]
+    puzzles.append(sudoku.parse(sudoku.example).puzzle)
+    bundled = Path(__file__).resolve().parents[1] / "examples" / "puzzles" / "sudoku.txt"
+    if bundled.exists():
+        puzzles.append(sudoku.parse(bundled.read_text(), source=str(bundled)).puzzle)
+    return puzzles
+
+
+def _clashing(puzzle, unit: str):
+    """The puzzle with one more given: at a blank cell, the digit a given of the same `unit`
+    ("row", "column", "box") already holds; (the new puzzle, the new cell, the given's cell)."""
+    from ptrm_codecs.sudoku import box_shape
+
+    n = puzzle.rows
+    br, bc = box_shape(n)
+    for r, c in np.argwhere(puzzle.clues == 0).tolist():
+        if unit == "row":
+            others = [(r, k) for k in range(n)]
+        elif unit == "column":
+            others = [(k, c) for k in range(n)]
+        else:
+            r0, c0 = r // br * br, c // bc * bc
+            others = [(a, b) for a in range(r0, r0 + br) for b in range(c0, c0 + bc)
+                      if a != r and b != c]  # neither its row nor its column: the box alone
+        given = next((rc for rc in others if puzzle.clues[rc]), None)
+        if given is not None:
+            clues = puzzle.clues.copy()
+            clues[r, c] = clues[given]
+            return Puzzle("sudoku", n, n, clues), (r, c), given
+    raise AssertionError(f"no blank cell shares a {unit} with a given")
+
+
+def test_valid_sudokus_break_no_rule_by_their_givens(sudoku):
+    """`ptrm solve` checks puzzle_violations before it loads a model: no puzzle that solves may
+    be refused there (the exact solver says each one solves)."""
+    from ptrm_cli.sudoku_solver import solve
+
+    for puzzle in _valid_puzzles(sudoku):
+        assert solve(puzzle.clues, limit=1), "a test puzzle that does not solve"
+        assert sudoku.puzzle_violations(puzzle) == []
+
+
+@pytest.mark.parametrize("unit", ["row", "column", "box"])
+def test_clashing_givens_are_found_by_the_verifiers_own_rules(sudoku, unit):
+    """A digit given twice in a row, column or box can never be solved: puzzle_violations says
+    so with exactly what `verify` says of the givens (its codes, its words, the cells)."""
+    from ptrm_cli.sudoku_solver import solve
+
+    for puzzle in _valid_puzzles(sudoku):
+        clash, cell, given = _clashing(puzzle, unit)
+        found = sudoku.puzzle_violations(clash)
+        assert found, (unit, cell, given)
+        assert not solve(clash.clues, limit=1)  # the exact solver agrees: no solution
+        # verify with nothing entered: the same clashes, plus ceNoNum for every blank
+        said = sudoku.verify(clash, Solution("sudoku", np.zeros_like(clash.clues)))
+        assert found == [v for v in said if v.code != "ceNoNum"]
+        code = "bkDupNum" if unit == "box" else "nmDupRow"
+        assert any(v.code == code and {cell, given} <= set(v.cells)
+                   and cells_named([cell, given]) in v.message for v in found), found
+
+
+def test_a_given_outside_the_digits_is_found(sudoku):
+    """The readers refuse a given above n; a Puzzle built in Python may hold one, and no answer
+    can change it: ceNoNum at that cell, as `verify` says of any answer."""
+    from ptrm_cli.sudoku_solver import solve
+
+    puzzle = sudoku.parse(sudoku.example).puzzle
+    answer = Solution("sudoku", solve(puzzle.clues, limit=1)[0])
+    r, c = np.argwhere(puzzle.clues == 0)[0].tolist()
+    clues = puzzle.clues.copy()
+    clues[r, c] = puzzle.rows + 1
+    odd = Puzzle("sudoku", puzzle.rows, puzzle.cols, clues)
+    found = sudoku.puzzle_violations(odd)
+    assert found == sudoku.verify(odd, answer)  # the one cell the answer cannot mend
+    assert [v.cells for v in found] == [((r, c),)]
+
+
+def test_solve_stops_on_clashing_givens_before_the_model(sudoku, tmp_path, monkeypatch):
+    """It loaded the model and ran every rollout to report then that no answer verifies: now
+    the clash is said at once, as an input error naming the cells."""
+    from ptrm_cli import solver
+    from ptrm_cli.codec import placed
+
+    def no_model(*args, **kwargs):
+        raise AssertionError("a model was loaded for a sudoku whose givens clash")
+
+    monkeypatch.setattr(solver, "load_model", no_model)
+    monkeypatch.setattr(solver, "solve_puzzle", no_model)
+    clash, cell, given = _clashing(sudoku.parse(sudoku.example).puzzle, "row")
+    path = tmp_path / "sudoku.txt"
+    path.write_text("\n".join(" ".join(str(v) if v else "." for v in row)
+                              for row in clash.clues) + "\n")
+    found = sudoku.puzzle_violations(sudoku.parse(path.read_text()).puzzle)
+    assert found
+    for extra in ((), ("--json",)):
+        r = solve_cli(path, "-c", tmp_path / "no-such-model", *extra)
+        text = " ".join(r.output.split())
+        assert r.exit_code == 2, text
+        said = "; ".join(placed(v) for v in found)
+        assert f"{path}: this sudoku cannot be solved: {said}" in text
+        assert cells_named([cell, given]) in text
+        assert "no model was run" in text and r.stdout == ""
+
+
+def test_solve_still_runs_a_valid_sudoku(sudoku, tmp_path):
+    """The check before the model lets a sudoku whose givens agree through to it, as before."""
+    from ptrm_codecs.families import PPBENCH
+
+    from fixtures_models import save_tiny_checkpoint
+
+    ckpt = save_tiny_checkpoint(tmp_path / "model", PPBENCH.vocab, seq_len=PPBENCH.seq_len)
+    path = tmp_path / "sudoku.txt"
+    path.write_text(sudoku.example + "\n")
+    r = solve_cli(path, "-c", ckpt, "--K", 2, "--D", 1, "--json")
+    assert r.exit_code in (0, 1), r.output  # 1: no rollout verified (an untrained model)
+    out = json.loads(r.stdout)
+    assert out["type"] == "sudoku" and out["rollouts"] == 2

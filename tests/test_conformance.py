@@ -326,3 +326,72 @@ def test_catches_puzzle_violations_that_refuse_a_solved_puzzle(sudoku_samples):
     problems = _problems(Odd, samples[:1], registered=False, mutations=False)
     assert any(p.endswith("puzzle_violations returned str, not a list of Violation")
                for p in problems), problems
+
+
+# -- the members for people: `example` and `legend` --------------------------------------------
+
+def test_catches_an_example_that_ptrm_solve_would_not_run(sudoku_samples):
+    """`ptrm codecs TYPE` shows the example as a puzzle to run; nothing checked that it parses,
+    that `ptrm solve` reads it as this type, or that `ptrm solve` does not refuse it at once."""
+    cls, samples = sudoku_samples
+    body = cls.example.splitlines()[1:]  # the example's grid, less the line naming its type
+
+    class Unreadable(cls):
+        example = "sudoku\n" + "\n".join(body[:-1])  # a row short
+
+    class Misnamed(cls):  # its own parse skips the first line, which names another type
+        example = "lightup\n" + "\n".join(body)
+
+        def parse(self, text, *, source=None):
+            return super().parse("\n".join(text.splitlines()[1:]), source=source)
+
+    clash = cls().parse(cls.example).puzzle.clues.copy()
+    r, c = np.argwhere(clash == 0)[0]
+    clash[r, c] = next(v for v in clash[r] if v)  # a digit its row already gives
+
+    class Clashing(cls):
+        example = "sudoku\n" + "\n".join(" ".join(str(v) if v else "." for v in row)
+                                         for row in clash)
+
+    problems = _problems(Unreadable, samples[:1], registered=False, mutations=False)
+    assert any(p.startswith("example does not parse: sudoku.example") for p in problems), problems
+    problems = _problems(Misnamed, samples[:1], mutations=False)
+    # what `ptrm solve` makes of it, from the installed codecs
+    assert registry.detect(Misnamed.example).name == "lightup"
+    assert "example: `ptrm solve` reads it as 'lightup' without --codec" in problems, problems
+    broken = Clashing().puzzle_violations(Clashing().parse(Clashing.example).puzzle)
+    problems = _problems(Clashing, samples[:1], registered=False, mutations=False)
+    assert broken and (f"example: puzzle_violations finds it unsolvable, so `ptrm solve` "
+                       f"refuses it: {broken[0].code} ({broken[0].message})") in problems, problems
+    # the real example passes all three
+    assert not [p for p in _problems(cls, samples[:1], mutations=False) if "example" in p]
+
+
+def test_catches_a_legend_that_misses_a_value_or_has_no_words(sudoku_samples):
+    """`ptrm codecs TYPE` and `ptrm solve --json` (solution.legend) give the legend as what an
+    answer's values mean: one missing a value the answers hold, or EMPTY, or with an empty
+    meaning, passed conformance."""
+    cls, samples = sudoku_samples
+    shown = sorted({int(v) for _, s in samples for v in np.unique(s.grid)})  # what answers hold
+    top = shown[-1]
+
+    class Short(cls):
+        legend = {v: m for v, m in cls.legend.items() if v != top}
+
+    class NoEmpty(cls):
+        legend = {v: m for v, m in cls.legend.items() if v != cls.EMPTY}
+
+    class Wordless(cls):
+        legend = {**cls.legend, top: ""}
+
+    problems = _problems(Short, samples, registered=False, mutations=False)
+    assert [p for p in problems if p.startswith("legend")] == [
+        f"legend does not name {top}: value(s) that decode(encode_label(...)) gives for the "
+        "samples"], problems
+    problems = _problems(NoEmpty, samples, registered=False, mutations=False)
+    assert [p for p in problems if p.startswith("legend")] == [
+        f"legend does not name EMPTY ({cls.EMPTY})"], problems
+    problems = _problems(Wordless, samples, registered=False, mutations=False)
+    assert [p for p in problems if p.startswith("legend")] == [
+        f"legend is not {registry.LEGEND_SHAPE}: {Wordless.legend!r:.80}"], problems
+    assert not [p for p in _problems(cls, samples, mutations=False) if "legend" in p]

@@ -363,7 +363,9 @@ class ArcCodec(Codec):
              "answer is judged against a known output (a pair, a task with its solutions); a "
              "lone grid is answered but not judged.")
     example = '{"input": [[0, 1], [1, 1]], "output": [[1, 0], [0, 0]]}'
-    legend = dict(enumerate(COLOUR_NAMES))
+    # EMPTY too, as every codec's legend: no answer holds it, `trajectory`'s empty grid does
+    legend = {EMPTY: "no colour (EMPTY; an answer is produced whole, so never in one)",
+              **dict(enumerate(COLOUR_NAMES))}
     has_rules = False  # an answer is right or wrong against the expected output, nothing else
 
     # -- puzzles ---------------------------------------------------------------------------

@@ -43,10 +43,22 @@ walls and number in such augmented inputs; it is the paper's design (one token p
 shaded or the clue layer) and the model sees them in the unshaded inputs of the same puzzle.
 Room numbers beyond 39 have no token and are a clear error; a "?" room is encoded like a
 room without a number (neither constrains the shading).
+Verifier codes, in pzpr.js checklist order:
+  brNoShade           no cell is shaded
+  csAdjacent          two shaded cells touch
+  cuDivideRB          the unshaded cells fall apart
+  bkShadeNe           a numbered room does not hold exactly that many shaded cells
+  bkUnshadeConsecGt3  an unshaded run crosses two room borders
+`puzzle_violations` is bkShadeNe for a room numbered above what it can hold with no two shaded
+cells touching: half its cells, rounded up, for a rectangle; all of them for another shape (a
+bound, where the exact count would take a search). No answer can meet it, so `ptrm solve` says
+so before running a model.
 """
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -400,7 +412,14 @@ class HeyawakeCodec(GridCodec):
         shaded = solution.grid == SHADED
         board = puzzle.clues
         return (_no_shade(shaded) + _adjacent(shaded) + _divided(shaded)
-                + _room_counts(board, shaded) + _unshaded_runs(board, shaded))
+                + _room_counts(board, lambda room: sum(bool(shaded[rc]) for rc in room))
+                + _unshaded_runs(board, shaded))
+
+    def puzzle_violations(self, puzzle):
+        """bkShadeNe for a room whose number is more than it can hold (`_most_shaded`): no
+        answer can meet it, so `ptrm solve` says so before running a model."""
+        return _room_counts(puzzle.clues, _most_shaded, operator.lt,
+                            "has room for only {} shaded cell(s), none touching")
 
     # -- augmentation ----------------------------------------------------------------------
     def transform(self, puzzle, solution, t):
@@ -484,16 +503,34 @@ def _divided(shaded: np.ndarray) -> list[Violation]:
                       f"cut off from the largest: {cells_named(cut_off)}", cut_off)]
 
 
-def _room_counts(board: Board, shaded: np.ndarray) -> list[Violation]:
+def _room_counts(board: Board, count: Callable[[list[tuple[int, int]]], int],
+                 broken: Callable[[int, int], bool] = operator.ne,
+                 says: str = "has {} shaded cells") -> list[Violation]:
+    """bkShadeNe for each numbered room whose `count` (of shaded cells, or of room for them)
+    is `broken(count, number)`; `says` formatted with the count. `verify` and
+    `puzzle_violations` both judge room numbers here."""
     out = []
     for room in board.rooms():
         r, c = top_cell(room)
         n = int(board.numbers[r, c])
-        count = sum(bool(shaded[rc]) for rc in room)
-        if n >= 0 and count != n:
+        if n < 0:
+            continue
+        k = count(room)
+        if broken(k, n):
             out.append(Violation("bkShadeNe", f"the room numbered {n} at {cell_name(r, c)} "
-                                 f"has {count} shaded cells", tuple(room)))
+                                 f"{says.format(k)}", tuple(room)))
     return out
+
+
+def _most_shaded(room: list[tuple[int, int]]) -> int:
+    """The most cells of `room` that can be shaded with none touching another: half of a
+    rectangle, rounded up (dominoes tile it but for one cell, and each holds one shaded cell at
+    most); every cell of any other shape (a bound: the exact count would take a matching)."""
+    rows = {r for r, _ in room}
+    cols = {c for _, c in room}
+    if len(room) == (max(rows) - min(rows) + 1) * (max(cols) - min(cols) + 1):
+        return (len(room) + 1) // 2
+    return len(room)
 
 
 def _unshaded_runs(board: Board, shaded: np.ndarray) -> list[Violation]:

@@ -18,9 +18,19 @@ Formats:
 Tokens (ppbench family): lightup.white, lightup.wall, lightup.wall.0..4 on inputs, with
 lightup.light on white cells holding a light in a trajectory state; labels are lightup.light /
 lightup.dark on white cells and the wall's input token on walls.
+Verifier codes, in pzpr.js checklist order:
+  akariDup   two lights see each other
+  nmAkariNe  a numbered wall does not touch exactly that many lights
+  ceDark     white cells no light reaches
+`puzzle_violations` is nmAkariNe at a numbered wall with fewer neighbours that can hold a light
+(white, and not beside a 0 wall) than its number: no answer can meet it, so `ptrm solve` says
+so before running a model.
 """
 
 from __future__ import annotations
+
+import operator
+from collections.abc import Callable
 
 import numpy as np
 from rich.text import Text
@@ -116,6 +126,27 @@ class BlackCellCodec(GridCodec):
 
     def token_range_help(self):
         return f"{self.black_word} numbers are 0..{MAX_NUMBER}"
+
+    # -- rules -----------------------------------------------------------------------------
+    def numbers_broken(self, puzzle: Puzzle, count: np.ndarray, code: str,
+                       broken: Callable[[int, int], bool], says: str) -> list[Violation]:
+        """`code` at every numbered black cell whose `count` (of answers beside it, or of room
+        for them) is `broken(count, number)`: "wall 2 at r3c4 touches 1 light(s)", `says`
+        formatted with the count. `verify` and `puzzle_violations` both judge numbers here."""
+        out = []
+        for rc in cells_of(puzzle.clues >= 0):
+            n, k = int(puzzle.clues[rc]), int(count[rc])
+            if broken(k, n):
+                out.append(Violation(code, f"{self.black_word} {n} at {cell_name(*rc)} "
+                                           f"{says.format(k)}", (rc,)))
+        return out
+
+    def room_beside(self, puzzle: Puzzle) -> np.ndarray:
+        """For every cell, how many of its neighbours can hold an answer (a light, a triangle)
+        in any solution: white ones, less those beside a 0, which no answer may touch. A number
+        above it can never be met: no search needed, and no solvable puzzle is refused."""
+        free = (puzzle.clues == WHITE) & (adjacent_count(puzzle.clues == 0) == 0)
+        return adjacent_count(free)
 
     # -- augmentation ----------------------------------------------------------------------
     def transform(self, puzzle, solution, t):
@@ -280,17 +311,19 @@ class LightupCodec(BlackCellCodec):
                 seeing = cells_of(light & (runs == run))
                 out.append(Violation("akariDup", f"{per_run[run]} lights see each other: "
                                      f"{cells_named(seeing)}", seeing))
-        touching = adjacent_count(light)
-        for r, c in cells_of(puzzle.clues >= 0):
-            if touching[r, c] != puzzle.clues[r, c]:
-                out.append(Violation("nmAkariNe", f"wall {puzzle.clues[r, c]} at "
-                                     f"{cell_name(r, c)} touches {touching[r, c]} light(s)",
-                                     ((r, c),)))
+        out += self.numbers_broken(puzzle, adjacent_count(light), "nmAkariNe", operator.ne,
+                                   "touches {} light(s)")
         dark = cells_of(white & ~_lit(white, light))
         if dark:
             out.append(Violation("ceDark", f"{len(dark)} white cell(s) are not lit: "
                                  f"{cells_named(dark)}", dark))
         return out
+
+    def puzzle_violations(self, puzzle):
+        """nmAkariNe at a numbered wall with less room for lights beside it than its number
+        (`room_beside`): no answer can meet it, so `ptrm solve` says so before a model runs."""
+        return self.numbers_broken(puzzle, self.room_beside(puzzle), "nmAkariNe", operator.lt,
+                                   "has room for only {} light(s) beside it")
 
     # -- people ----------------------------------------------------------------------------
     def render(self, puzzle, solution=None):

@@ -17,6 +17,9 @@ Tokens (ppbench family): nurikabe.blank, nurikabe.clue.? and nurikabe.clue.1..38
 on cells a trajectory state shades; labels are nurikabe.shaded / nurikabe.unshaded on non-clue
 cells and the clue's input token on clue cells. A 0 clue or one above 38 has no token; "?" has one.
 Rules, in pzpr.js checklist order: cs2x2, bkNoNum, csDivide, bkNumGe2, bkSizeNe.
+`puzzle_violations` is bkNumGe2 for clues that touch ("?" and 0 clues too, as pzpr.js counts
+them): clue cells are never shaded, so they share an island whatever the answer, and `ptrm
+solve` says so before running a model.
 """
 
 from __future__ import annotations
@@ -273,6 +276,12 @@ class NurikabeCodec(ClueShadingTokens, GridCodec):
         blocks, divided = shading_violations(shaded)
         return (blocks + _islands_without_clue(islands, clued) + divided
                 + _islands_with_clues(islands, clued) + _islands_of_wrong_size(islands, puzzle.clues))
+
+    def puzzle_violations(self, puzzle):
+        """bkNumGe2 for clues that touch: clue cells are never shaded, so touching ones share
+        an island whatever the answer, and `ptrm solve` says so before running a model."""
+        clued = puzzle.clues != NO_CLUE
+        return _islands_with_clues(components(clued), clued)
 
     # -- augmentation ----------------------------------------------------------------------
     def transform(self, puzzle, solution, t):

@@ -22,9 +22,19 @@ Tokens (ppbench family): shakashaka.white, shakashaka.black, shakashaka.black.0.
 with shakashaka.tri.2..5 on white cells holding a triangle in a trajectory state; labels are
 shakashaka.empty / shakashaka.tri.2..5 on white cells and the black cell's input token on black
 cells.
+Verifier codes, in pzpr.js checklist order:
+  brNoTriangle  there is no triangle
+  nmTriangleGt  a numbered black cell touches more triangles than its number
+  cuNotRectx    a white area is not a rectangle (upright, or tilted by 45 degrees)
+  nmTriangleLt  a numbered black cell touches fewer triangles than its number
+`puzzle_violations` is nmTriangleLt at a numbered black cell with fewer neighbours that can
+hold a triangle (white, and not beside a 0) than its number: no answer can meet it, so `ptrm
+solve` says so before running a model.
 """
 
 from __future__ import annotations
+
+import operator
 
 import numpy as np
 from rich.text import Text
@@ -206,17 +216,21 @@ class ShakashakaCodec(BlackCellCodec):
         tri = np.where(white & (grid >= min(TRIANGLES)) & (grid <= max(TRIANGLES)), grid, 0)
         if not tri.any():
             return [Violation("brNoTriangle", "there is no triangle")]
-        numbers = cells_of(puzzle.clues >= 0)
         touching = adjacent_count(tri > 0)
-        out = [Violation("nmTriangleGt", f"black {puzzle.clues[rc]} at {cell_name(*rc)} touches "
-                         f"{touching[rc]} triangles", (rc,))
-               for rc in numbers if touching[rc] > puzzle.clues[rc]]
+        out = self.numbers_broken(puzzle, touching, "nmTriangleGt", operator.gt,
+                                  "touches {} triangles")
         out += [Violation("cuNotRectx", f"the white area at {cell_name(*area[0])} is not a "
                           "rectangle", area) for area in _bad_areas(white, tri)]
-        out += [Violation("nmTriangleLt", f"black {puzzle.clues[rc]} at {cell_name(*rc)} touches "
-                          f"{touching[rc]} triangle(s)", (rc,))
-                for rc in numbers if touching[rc] < puzzle.clues[rc]]
+        out += self.numbers_broken(puzzle, touching, "nmTriangleLt", operator.lt,
+                                   "touches {} triangle(s)")
         return out
+
+    def puzzle_violations(self, puzzle):
+        """nmTriangleLt at a numbered black cell with less room for triangles beside it than
+        its number (`room_beside`): no answer can meet it, so `ptrm solve` says so before a
+        model runs."""
+        return self.numbers_broken(puzzle, self.room_beside(puzzle), "nmTriangleLt",
+                                   operator.lt, "has room for only {} triangle(s) beside it")
 
     # -- augmentation ----------------------------------------------------------------------
     def transform_answers(self, grid, t):

@@ -21,6 +21,14 @@ In both, a given cell decodes to its given whatever token the model wrote there 
 cannot change a given); label match still compares every token.
 Drawn (`ptrm solve`): givens in brackets, `[5]`, digits the solver filled in bare, `·` blank;
 the brackets keep them apart in a file or a pipe, where bold and colour are lost.
+Verifier codes, in pzpr.js checklist order:
+  bkDupNum  a digit twice in a box
+  nmDupRow  a digit twice in a row, then in a column (pzpr.js has one code for both)
+  ceNoNum   cells holding no digit 1..n
+`puzzle_violations` checks the givens alone by the same rules (one function, `_rules`): givens
+that clash (bkDupNum, nmDupRow) or a given outside 1..n (ceNoNum; the readers refuse one, a
+Puzzle built in Python may hold one) can never be solved, and `ptrm solve` says so before
+running a model. Messages name their cells ("digit 5 appears 2 times in row 1: r1c1, r1c5").
 """
 
 from __future__ import annotations
@@ -35,7 +43,7 @@ from rich.text import Text
 
 from ptrm_cli import dihedral
 from ptrm_cli.sudoku_aug import TRANSFORM_ID
-from ptrm_cli.codec import Family, Parsed, Puzzle, Solution, Violation, cell_name
+from ptrm_cli.codec import Family, Parsed, Puzzle, Solution, Violation, cell_name, cells_named
 from ptrm_cli.errors import ParseError, PtrmError
 
 from . import formats
@@ -328,22 +336,16 @@ class SudokuCodec(GridCodec):
 
     # -- rules -----------------------------------------------------------------------------
     def verify(self, puzzle, solution):
-        n = puzzle.rows
         grid = np.where(puzzle.clues > 0, puzzle.clues, solution.grid)
-        out = []
-        br, bc = box_shape(n)
-        for r0 in range(0, n, br):
-            for c0 in range(0, n, bc):
-                cells = [(r, c) for r in range(r0, r0 + br) for c in range(c0, c0 + bc)]
-                out += _duplicates(grid, cells, "bkDupNum", f"box at {cell_name(r0, c0)}")
-        for i in range(n):
-            out += _duplicates(grid, [(i, c) for c in range(n)], "nmDupRow", f"row {i + 1}")
-        for i in range(n):
-            out += _duplicates(grid, [(r, i) for r in range(n)], "nmDupRow", f"column {i + 1}")
-        empty = [(int(r), int(c)) for r, c in zip(*np.nonzero((grid < 1) | (grid > n)))]
-        if empty:
-            out.append(Violation("ceNoNum", f"{len(empty)} cell(s) have no digit", tuple(empty)))
-        return out
+        return _rules(grid, puzzle.rows, np.ones(grid.shape, dtype=bool))
+
+    def puzzle_violations(self, puzzle):
+        """The givens alone, by `verify`'s own rules: a digit twice in a box, row or column,
+        or a given that is no digit 1..n. No answer can mend either (givens stay), so `ptrm
+        solve` says so before running a model. Blanks are not checked: filling them is the
+        solver's job (and whether they can all be filled would take a search)."""
+        givens = np.where(puzzle.clues > 0, puzzle.clues, 0)  # what verify keeps of the clues
+        return _rules(givens, puzzle.rows, givens > 0)
 
     # -- augmentation ----------------------------------------------------------------------
     def transform(self, puzzle, solution, t):
@@ -385,11 +387,34 @@ class SudokuCodec(GridCodec):
         return None
 
 
+def _rules(grid: np.ndarray, n: int, checked: np.ndarray) -> list[Violation]:
+    """The broken rules of an n x n grid (0 = blank), in pzpr.js checklist order: bkDupNum,
+    nmDupRow (rows, then columns), then ceNoNum at the `checked` cells holding no digit 1..n
+    (every cell for an answer, the givens for a puzzle)."""
+    out = []
+    br, bc = box_shape(n)
+    for r0 in range(0, n, br):
+        for c0 in range(0, n, bc):
+            cells = [(r, c) for r in range(r0, r0 + br) for c in range(c0, c0 + bc)]
+            out += _duplicates(grid, cells, "bkDupNum", f"box at {cell_name(r0, c0)}")
+    for i in range(n):
+        out += _duplicates(grid, [(i, c) for c in range(n)], "nmDupRow", f"row {i + 1}")
+    for i in range(n):
+        out += _duplicates(grid, [(r, i) for r in range(n)], "nmDupRow", f"column {i + 1}")
+    empty = [(int(r), int(c)) for r, c in zip(*np.nonzero(checked & ((grid < 1) | (grid > n))))]
+    if empty:
+        out.append(Violation("ceNoNum", f"{len(empty)} cell(s) have no digit", tuple(empty)))
+    return out
+
+
 def _duplicates(grid, cells, code, where):
     seen: dict[int, list[tuple[int, int]]] = {}
     for rc in cells:
         v = int(grid[rc])
         if v > 0:
             seen.setdefault(v, []).append(rc)
-    return [Violation(code, f"digit {v} appears {len(rcs)} times in {where}", tuple(rcs))
+    # the cells named in the message itself: a box is named by its corner, which may be one of
+    # them, and `placed` then would add none ("in box at r1c1" for r1c1 and r2c2)
+    return [Violation(code, f"digit {v} appears {len(rcs)} times in {where}: "
+                            f"{cells_named(rcs)}", tuple(rcs))
             for v, rcs in sorted(seen.items()) if len(rcs) > 1]

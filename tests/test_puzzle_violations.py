@@ -1,0 +1,131 @@
+"""`puzzle_violations` beyond maze and sudoku: the clue checks that need no search (lightup and
+shakashaka: a number with less room beside it than it asks for; nurikabe: clues that touch;
+heyawake: a room numbered above what it can hold). Each claim is tested against the codec's own
+verifier on boards small enough to try every answer: a board it refuses has no answer, and a
+board at the limit (the number just fits) is solvable and not refused."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from ptrm_cli import codec as registry
+from ptrm_cli.codec import Solution, cell_name, placed
+
+import pzpr_oracle
+
+#: (type, board): boards that no answer solves, by a rule puzzle_violations sees in the clues
+UNSOLVABLE = [
+    ("lightup", ". 3 .\n. - .\n. . ."),          # a 3 with two white neighbours
+    ("lightup", "0 . 1\n. . -\n. . ."),          # the 1's only white neighbour touches the 0
+    ("shakashaka", ". 3 .\n5 5 5"),              # a 3 with two white neighbours
+    ("shakashaka", "0 . 1 5 .\n5 5 5 5 ."),      # the 1's only white neighbour touches the 0
+    ("shakashaka", "2 . . 5\n5 . . 5\n5 5 5 5"),
+    ("nurikabe", "2 1\n. ."),                    # clues that touch share an island
+    ("nurikabe", "- 3 .\n. . .\n. . ."),         # a "?" clue counts
+    ("heyawake", "0 0 1\n0 0 1\n2 2 1\n\n3 . .\n. . .\n. . ."),  # 3 in a 2x2 room
+    ("heyawake", "0 1 1\n0 1 1\n0 1 1\n\n3 . .\n. . .\n. . ."),  # 3 in a 3x1 room
+]
+
+#: boards at the limit: each number just fits (or clues just miss each other), and they solve
+AT_THE_LIMIT = [
+    ("lightup", ". 2 .\n. - .\n. . ."),
+    ("shakashaka", ". . 1\n. . 5\n5 5 5"),
+    ("shakashaka", "5 1 1 5\n1 . . 1\n1 . . 1\n5 1 1 5"),
+    ("nurikabe", "3 . .\n. . .\n. . 2"),
+    ("heyawake", "0 0 1\n0 0 1\n2 2 1\n\n2 . .\n. . .\n. . ."),
+    ("heyawake", "0 1 1\n0 1 1\n0 1 1\n\n2 . .\n. . .\n. . ."),
+]
+
+
+def _read(name: str, board: str):
+    codec, parsed = registry.parse(f"{name}\n{board}")
+    assert codec.name == name
+    return codec, parsed.puzzle
+
+
+def _answers(codec, puzzle):
+    """Every answer: each answer cell holding each value the codec's legend names."""
+    cells = [(r, c) for r in range(puzzle.rows) for c in range(puzzle.cols)
+             if codec.is_answer_cell(puzzle, r, c)]
+    values = sorted(registry.legend_of(codec))
+    for combo in itertools.product(values, repeat=len(cells)):
+        grid = np.full((puzzle.rows, puzzle.cols), codec.EMPTY, dtype=np.int16)
+        for rc, v in zip(cells, combo):
+            grid[rc] = v
+        yield Solution(codec.name, grid)
+
+
+def _verdicts(codec, puzzle) -> list[list]:
+    """`verify` of every answer."""
+    return [codec.verify(puzzle, answer) for answer in _answers(codec, puzzle)]
+
+
+@pytest.mark.parametrize("name, board", UNSOLVABLE)
+def test_refused_boards_have_no_answer_and_say_where(installed_codec, name, board):
+    codec, puzzle = _read(name, board)
+    found = codec.puzzle_violations(puzzle)
+    assert found
+    verdicts = _verdicts(codec, puzzle)
+    assert all(verdicts), "an answer verifies"
+    said = [v for verdict in verdicts for v in verdict]
+    for v in found:  # the verifier's own code, which it says of those cells for some answer
+        assert any(e.code == v.code and set(v.cells) <= set(e.cells) for e in said), v
+        assert any(cell_name(*rc) in v.message for rc in v.cells), v.message
+
+
+@pytest.mark.parametrize("name, board", AT_THE_LIMIT)
+def test_boards_at_the_limit_solve_and_are_not_refused(installed_codec, name, board):
+    codec, puzzle = _read(name, board)
+    assert not all(_verdicts(codec, puzzle)), "no answer verifies"
+    assert codec.puzzle_violations(puzzle) == []
+
+
+def test_a_room_of_another_shape_is_held_to_its_size_only(installed_codec):
+    """A plus-shaped room of 5 cells holds 4 shaded cells that do not touch (its arms), more
+    than half: only a rectangle's half is certain, so 4 is not refused (5 would need 5)."""
+    codec, puzzle = _read("heyawake", "0 1 2\n1 1 1\n3 1 4\n\n. 4 .\n. . .\n. . .")
+    room = next(room for room in puzzle.clues.rooms() if len(room) == 5)
+    arms = np.zeros((3, 3), dtype=np.int16)
+    for r, c in room:
+        arms[r, c] = (r, c) != (1, 1)
+    assert not [v for v in codec.verify(puzzle, Solution("heyawake", arms))
+                if v.code in ("bkShadeNe", "csAdjacent")]
+    assert codec.puzzle_violations(puzzle) == []
+    codec, puzzle = _read("heyawake", "0 1 2\n1 1 1\n3 1 4\n\n. 6 .\n. . .\n. . .")
+    assert [v.code for v in codec.puzzle_violations(puzzle)] == ["bkShadeNe"]
+
+
+@pytest.mark.parametrize("name", ["lightup", "shakashaka", "nurikabe", "heyawake"])
+def test_golden_puzzles_and_the_example_are_not_refused(installed_codec, name):
+    codec = installed_codec(name)
+    puzzles = [codec.from_record(rec)[0] for rec in pzpr_oracle.golden_by_type(name)]
+    puzzles.append(codec.parse(codec.example).puzzle)
+    assert [codec.puzzle_violations(p) for p in puzzles] == [[]] * len(puzzles)
+
+
+@pytest.mark.parametrize("name, board", UNSOLVABLE)
+def test_solve_stops_before_the_model(installed_codec, name, board, tmp_path, monkeypatch):
+    """As for a maze without a route: said at once, exit 2, naming the place; no model."""
+    from typer.testing import CliRunner
+
+    from ptrm_cli import solver
+    from ptrm_cli.app import app
+
+    def no_model(*args, **kwargs):
+        raise AssertionError(f"a model was loaded for an unsolvable {name}")
+
+    monkeypatch.setattr(solver, "load_model", no_model)
+    monkeypatch.setattr(solver, "solve_puzzle", no_model)
+    codec, puzzle = _read(name, board)
+    path = tmp_path / f"{name}.txt"
+    path.write_text(f"{name}\n{board}\n")
+    said = "; ".join(placed(v) for v in codec.puzzle_violations(puzzle))
+    r = CliRunner().invoke(app, ["solve", str(path), "-c", str(tmp_path / "no-such-model"),
+                                 "--device", "cpu"])
+    text = " ".join(r.output.split())
+    assert r.exit_code == 2, text
+    assert f"{path}: this {name} cannot be solved: {said}" in text
+    assert "no model was run" in text and r.stdout == ""
