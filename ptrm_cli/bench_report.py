@@ -87,8 +87,13 @@ def table(r: dict) -> str:
                      f"{pct('acc_rules'):>7}{pct('acc_label'):>7}")
     for e in r["modes"]:  # where adaptive's saving comes from
         if e.get("mode") == "adaptive" and e.get("stopped_frac") is not None:
-            lines.append(f"adaptive: {100 * e['stopped_frac']:.0f}% of puzzles stopped before "
-                         f"D={o['D']} (a rollout verified or confident)")
+            # a stop counts at any check, the one on step D too (which saves nothing): the
+            # FLOP column says what stopping saved, this line why
+            n = o.get("check_every")
+            every = f" (checked every {n} step{'s' if n != 1 else ''})" if n else ""
+            lines.append(f"adaptive: {100 * e['stopped_frac']:.0f}% of puzzles ended on a "
+                         f"verified or confident rollout{every}; the rest ran all D={o['D']} "
+                         f"steps without one")
     if any(e.get("share_of_peak", 0) > 1 for e in r["modes"]):
         lines.append(f"note: a mode ran faster than the measured peak: a {r['peak']['n']}^3 "
                      "product is too small to show the device's limit (a larger --peak-size)")

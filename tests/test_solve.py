@@ -172,6 +172,9 @@ def test_exit_1_when_no_rollout_satisfies_the_rules(ckpt, sudoku):
     assert r.exit_code == 1
     assert "no rules-valid solution" in r.stdout and "K=3 D=1 sigma=0.2" in r.stdout
     assert "device=cpu" in r.stdout and "rollouts agree" in r.stdout
+    assert "among 3 rollouts;" in r.stdout
+    one = ptrm("solve", codec.to_url(puzzle), "-c", ckpt, "--K", 1, "--D", 1)
+    assert one.exit_code == 1 and "among 1 rollout;" in one.stdout  # was "1 rollouts"
 
 
 def test_an_unsolved_puzzle_says_what_was_shown_and_what_to_try_next(ckpt, sudoku):

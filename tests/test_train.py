@@ -259,6 +259,21 @@ def test_a_config_without_a_dataset_is_refused_before_any_run_dir(tmp_path, monk
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.yaml"]  # no run dir, no lock
 
 
+def test_a_dataset_not_built_yet_is_named_as_missing(tmp_path, monkeypatch):
+    """`ptrm train examples/configs/ppbench-att.yaml` before build-data said "data/ppbench is
+    not a ptrm dataset (no meta.json)" of a folder that does not exist."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(PtrmError, match=r"^data.path data/ppbench: no such dataset folder$") as e:
+        train(None, base=config(tmp_path / "run", Path("data/ppbench")))
+    assert "--out data/ppbench" in e.value.hint and "--set data.path=DIR" in e.value.hint
+    assert list(tmp_path.iterdir()) == []  # no run dir, no lock
+    with pytest.raises(PtrmError, match=r"/nothing: no such dataset folder$"):
+        load_dataset(tmp_path / "nothing")
+    (tmp_path / "empty").mkdir()  # a folder that is there but holds no dataset
+    with pytest.raises(PtrmError, match=r"empty is not a ptrm dataset \(no meta.json\)"):
+        load_dataset(tmp_path / "empty")
+
+
 def test_config_file_errors_name_the_file_and_line(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("data:\n  path: d\n train: [\n")

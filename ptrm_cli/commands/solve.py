@@ -341,8 +341,9 @@ def _show(res: "solver.SolveResult", matches, s: dict) -> None:
                                              n=res.rollouts, v=len(res.violations)),
                       highlight=False, soft_wrap=True)
     else:
-        console.print(w["none"].format(n=res.rollouts, pick=_shown_pick(s["selector"]),
-                                       v=len(res.violations)),
+        n = res.rollouts
+        console.print(w["none"].format(rollouts=f"{n} rollout{'s' if n != 1 else ''}",
+                                       pick=_shown_pick(s["selector"]), v=len(res.violations)),
                       highlight=False, soft_wrap=True)
     if _judges(res) and not res.valid:
         for v in res.violations[:5]:  # placed: each line says where, whoever wrote the codec
@@ -395,13 +396,13 @@ VERDICT_WORDS = {
            "pick_wrong": "[bold red]the {selector} pick breaks the rules[/] although {k} of the "
                          "{n} rollouts are rules-valid (--select verified shows one); {v} rule "
                          "violation(s):",
-           "none": "[bold red]no rules-valid solution[/] among {n} rollouts; shown: {pick}, "
+           "none": "[bold red]no rules-valid solution[/] among {rollouts}; shown: {pick}, "
                    "with {v} rule violation(s):",
            "stopped": "an answer satisfied the rules", "valid": "valid"},
     False: {"solved": "the answer is the expected output",
             "pick_wrong": "[bold red]the {selector} pick is wrong[/] although {k} of the {n} "
                           "rollouts give the expected output (--select verified shows one):",
-            "none": "[bold red]wrong[/]: none of the {n} rollouts gives the expected output; "
+            "none": "[bold red]wrong[/]: none of the {rollouts} gives the expected output; "
                     "shown: {pick}:",
             "stopped": "an answer was the expected output", "valid": "correct"},
 }

@@ -182,7 +182,8 @@ def load_dataset(path: str | Path, *, splits: list[str] | None = None,
             raise PtrmError(f"{path}: no such dataset; a rebuild stopped at its last step left "
                             f"the previous one in {old}",
                             hint=f"rename it back (mv {old} {path}) or build again")
-        raise PtrmError(f"{path} is not a ptrm dataset (no meta.json)",
+        raise PtrmError(f"{path}: no such dataset folder" if not path.exists() else
+                        f"{path} is not a ptrm dataset (no meta.json)",
                         hint="build one with `ptrm build-data`, or write one "
                              "(docs/DATASET_FORMAT.md, \"Writing one yourself\")")
     try:

@@ -61,6 +61,11 @@ def train(config: str | os.PathLike | None, sets: list[str] | tuple = (), *, res
         raise PtrmError("data.path is not set: the dataset to train on is the one required key",
                         hint="add `data: {path: DIR}` to the config, or --set data.path=DIR "
                              "(a folder made by `ptrm build-data`)")
+    if dataset is None and not Path(cfg.data.path).exists():  # not "not a ptrm dataset"
+        raise PtrmError(f"data.path {cfg.data.path}: no such dataset folder",
+                        hint=f"build it first (`ptrm build-data SOURCE... --out "
+                             f"{cfg.data.path}`: docs/BUILD_DATA.md), or train on another: "
+                             "--set data.path=DIR")
     run_dir = Path(cfg.run_dir)
     if run_dir.exists() and not run_dir.is_dir():
         raise PtrmError(f"run_dir {run_dir} is a file", hint="set run_dir to a folder")
