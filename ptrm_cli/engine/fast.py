@@ -261,7 +261,8 @@ class PoolResult:
     q: torch.Tensor               # [P, K] float32: its Q-halt logit then (nan: never started)
     steps: torch.Tensor           # [P, K] int32: steps it ran (D = to the end, 0 = never)
     chosen: torch.Tensor          # [P] int64: the rollout picked (stop rule, verified, best-Q)
-    stopped: torch.Tensor         # [P] bool: stopped early by a rule
+    stopped: torch.Tensor         # [P] bool: ended on a verified or confident rollout, at any
+    #                               check (the one at step D too, which saves nothing)
     valid: torch.Tensor | None    # [P, K] bool: rules verdict of each recorded prediction
     row_steps: int                # supervision steps computed, summed over rows
     puzzle_row_steps: torch.Tensor  # [P] int64: the same per puzzle
