@@ -385,7 +385,7 @@ def checked_tokens(codec: Codec, tokens, family: Family, method: str = "encode")
 
 
 #: what `Codec.legend` must be (`legend_of` holds a codec to it, `conformance` reports it)
-LEGEND_SHAPE = "a mapping of grid values (integers) to their meanings (non-empty text)"
+LEGEND_SHAPE = "a non-empty mapping of grid values (integers) to their meanings (non-empty text)"
 
 
 def legend_of(codec: Codec) -> dict[int, str]:
@@ -401,9 +401,22 @@ def legend_of(codec: Codec) -> dict[int, str]:
                if not isinstance(k, bool) and int(k) == k and isinstance(v, str) and v.strip()}
     except (AttributeError, TypeError, ValueError):
         out = None
-    if out is None or len(out) != len(found):
+    if not out or len(out) != len(found):  # {} too: it says nothing, not even EMPTY
         raise bug(codec, f"has a legend that is not {LEGEND_SHAPE}: {found!r:.80}")
     return dict(sorted(out.items()))
+
+
+def legend_json(codec: Codec) -> dict[str, str]:
+    """`legend_of` as JSON writes it (keys are strings: "0", "1", ...), for `--json` output."""
+    return {str(v): meaning for v, meaning in legend_of(codec).items()}
+
+
+def rules_of(codec: Codec) -> str:
+    """The codec's `rules` sentence ('' when it has none); anything but text (a tuple left by
+    a trailing comma) is the codec's bug, said as one, not an AttributeError in a page."""
+    if not isinstance(codec.rules, str):
+        raise bug(codec, f"has rules that are a {type(codec.rules).__name__}, not text")
+    return codec.rules
 
 
 def violations_of(codec: Codec, puzzle: Puzzle, solution: Solution) -> list[Violation]:

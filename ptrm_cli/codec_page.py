@@ -92,7 +92,8 @@ def model_standing(codec: Codec) -> str | None:
     out = (f"the bundled model trained on {name} puzzles of any size" if size.lower() == "any"
            else f"the bundled model trained on {size} {name} puzzles")
     val = meta.get("val") if isinstance(meta.get("val"), dict) else {}
-    score = (val.get("exact_accuracy_by_type") or {}).get(name)
+    scores = val.get("exact_accuracy_by_type")  # read as plain JSON: any shape may be there
+    score = scores.get(name) if isinstance(scores, dict) else None
     if isinstance(score, (int, float)) and not isinstance(score, bool):
         steps = val.get("steps")
         out += (f"; it got {score:.0%} of its validation {name} puzzles exactly right in one "
@@ -119,7 +120,7 @@ def own_members(codec: Codec) -> list[str]:
 
 def as_json(codec: Codec, example: Example | None) -> dict[str, Any]:
     """The page's content for `ptrm codecs TYPE --json` (besides name, provider and doc)."""
-    return {"rules": codec.rules or None,
+    return {"rules": registry.rules_of(codec) or None,
             "examples": dict(example.forms) if example is not None else {},
-            "legend": {str(v): m for v, m in registry.legend_of(codec).items()},
+            "legend": registry.legend_json(codec),
             "bundled_model": model_standing(codec)}

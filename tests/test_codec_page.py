@@ -90,6 +90,14 @@ def test_each_example_is_read_as_its_type_and_the_legend_covers_every_answer(ins
         assert seen <= set(legend), (family.name, seen - set(legend))
 
 
+def test_dev_without_a_type_is_refused():
+    """--dev adds one type's developer notes: without TYPE there is no page to add them to,
+    and the table would be printed as if the option did something."""
+    result = codecs_page("--dev")
+    assert result.exit_code == 2 and result.stdout == ""
+    assert "--dev applies to one type: ptrm codecs TYPE --dev" in result.output
+
+
 def test_json_page_has_the_same_parts(installed_codec):
     codec = installed_codec("lightup")
     doc = json.loads(codecs_page("lightup", "--json").stdout)
@@ -191,14 +199,32 @@ def test_a_plugin_whose_example_does_not_parse_keeps_its_page(with_plugin):
 
 
 @pytest.mark.parametrize("legend", [{"0": "off"}, {0: 1}, [(0, "off")], {True: "on"},
-                                    {0: "off", 1: ""}, {0: " "}])  # a value that says nothing
-def test_a_legend_that_is_not_values_to_words_is_the_codecs_bug(legend):
+                                    {0: "off", 1: ""}, {0: " "},  # a value that says nothing
+                                    {}])  # nothing at all
+def test_a_legend_that_is_not_values_to_words_is_the_codecs_bug(legend, with_plugin):
     class Odd(Mini):
         pass
 
     Odd.legend = legend
     with pytest.raises(registry.CodecBug, match="legend"):
         registry.legend_of(Odd())
+    # the page says so, naming the codec (an empty legend was a ValueError from max())
+    with_plugin("mini", Odd)
+    result = codecs_page("mini")
+    assert result.exit_code == 2 and "codec 'mini'" in flat(result.output), result.exception
+
+
+def test_rules_that_are_not_text_are_the_codecs_bug(with_plugin):
+    """`rules = ("...",)` (a trailing comma) was an AttributeError in the page."""
+    class Comma(Mini):
+        rules = ("Shade the cells.",)
+
+    with pytest.raises(registry.CodecBug, match="rules that are a tuple"):
+        registry.rules_of(Comma())
+    with_plugin("mini", Comma)
+    for args in (("mini",), ("mini", "--json")):
+        result = codecs_page(*args)
+        assert result.exit_code == 2 and "codec 'mini'" in flat(result.output), result.exception
 
 
 def test_numpy_integers_are_legend_values():
@@ -231,4 +257,72 @@ def test_solve_json_says_what_the_grid_values_mean(installed_codec, ckpt, tmp_pa
     solution = json.loads(result.stdout)["solution"]
     assert {"pzprv3", "grid", "url"} <= set(solution)  # the keys there were, unchanged
     assert solution["legend"] == {str(v): m for v, m in registry.legend_of(codec).items()}
+    assert solution["legend"] == registry.legend_json(codec)
     assert {str(v) for row in solution["grid"] for v in row} <= set(solution["legend"])
+
+
+# -- the bundled model's standing, read from its card (config.json) ----------------------------
+
+RUN = "(`ptrm solve` adds noisy rollouts and checks each against the rules)"
+
+
+@pytest.mark.parametrize("family, meta, says", [
+    ("ppbench", {"trained_on": {"lightup": "10x10"},
+                 "val": {"steps": 16, "exact_accuracy_by_type": {"lightup": 0.95}}},
+     "the bundled model trained on 10x10 lightup puzzles; it got 95% of its validation "
+     f"lightup puzzles exactly right in one noiseless pass of 16 steps {RUN}"),
+    ("ppbench", {"trained_on": {"*": "any"}},
+     "the bundled model trained on lightup puzzles of any size"),
+    ("ppbench", {"trained_on": {"sudoku": "9x9"}},
+     "the bundled model reads lightup's token family (ppbench) but did not train on lightup: "
+     "it may not find a valid answer"),
+    ("maze", {}, "the bundled model does not solve lightup puzzles (it reads the maze token "
+                 "family, and lightup is encoded in the ppbench family): give -c CHECKPOINT, "
+                 "a model trained on lightup"),
+    # a card whose scores are not a table by type (a hand-edited config.json): no score said,
+    # as for a card without one, where the page crashed on it
+    ("ppbench", {"trained_on": {"lightup": "10x10"}, "val": {"exact_accuracy_by_type": [0.9]}},
+     "the bundled model trained on 10x10 lightup puzzles"),
+    ("ppbench", {"trained_on": {"lightup": "10x10"},
+                 "val": {"exact_accuracy_by_type": {"lightup": True}}},
+     "the bundled model trained on 10x10 lightup puzzles"),
+])
+def test_the_bundled_models_standing_is_read_from_its_card(installed_codec, monkeypatch,
+                                                           family, meta, says):
+    """The page's sentence on the bundled model is its card's facts (the tests above compare
+    the page with this same function): which family it reads, the size it trained on, its
+    validation score on the type."""
+    from ptrm_cli import models
+
+    codec = installed_codec("lightup")
+    monkeypatch.setattr(models, "default_card", lambda: (family, meta))
+    assert codec_page.model_standing(codec) == says
+    result = codecs_page("lightup")
+    assert result.exit_code == 0 and flat(says) in flat(result.output), result.output
+    monkeypatch.setattr(models, "default_card", lambda: None)  # no bundled model: not said
+    assert codec_page.model_standing(codec) is None
+    assert "Bundled model" not in codecs_page("lightup").output
+
+
+def test_a_broken_legend_is_said_before_the_rollouts(installed_codec, ckpt, tmp_path,
+                                                      monkeypatch):
+    """solve --json read the legend after every rollout had run, so a plugin's broken legend
+    lost the whole result; it is read before the model loads now."""
+    from ptrm_cli import solver
+
+    codec = installed_codec("lightup")
+    monkeypatch.setattr(type(codec), "legend", {})
+
+    def no_model(*args, **kwargs):
+        raise AssertionError("the model loaded before the legend was read")
+
+    monkeypatch.setattr(solver, "load_model", no_model)
+    f = tmp_path / "puzzle.txt"
+    f.write_text(codec.example + "\n")
+    result = CliRunner().invoke(app, ["solve", str(f), "-c", str(ckpt), "--device", "cpu",
+                                      "--json"])
+    assert result.exit_code == 2 and "legend" in flat(result.output), result.exception
+    monkeypatch.undo()
+    plain = CliRunner().invoke(app, ["solve", str(f), "-c", str(ckpt), "--K", "2", "--D", "1",
+                                     "--device", "cpu"])  # text output needs no legend
+    assert plain.exit_code in (0, 1), plain.output

@@ -362,6 +362,8 @@ def test_a_given_outside_the_digits_is_found(sudoku):
     found = sudoku.puzzle_violations(odd)
     assert found == sudoku.verify(odd, answer)  # the one cell the answer cannot mend
     assert [v.cells for v in found] == [((r, c),)]
+    # it holds a number, just not a digit of this size: "have no digit" alone said it was blank
+    assert found[0].message == f"1 cell(s) have no digit 1-{puzzle.rows}"
 
 
 def test_solve_stops_on_clashing_givens_before_the_model(sudoku, tmp_path, monkeypatch):

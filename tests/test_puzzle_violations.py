@@ -7,6 +7,7 @@ board at the limit (the number just fits) is solvable and not refused."""
 from __future__ import annotations
 
 import itertools
+import re
 
 import numpy as np
 import pytest
@@ -96,6 +97,24 @@ def test_a_room_of_another_shape_is_held_to_its_size_only(installed_codec):
     assert codec.puzzle_violations(puzzle) == []
     codec, puzzle = _read("heyawake", "0 1 2\n1 1 1\n3 1 4\n\n. 6 .\n. . .\n. . .")
     assert [v.code for v in codec.puzzle_violations(puzzle)] == ["bkShadeNe"]
+
+
+@pytest.mark.parametrize("board", [b for name, b in UNSOLVABLE if name == "heyawake"]
+                         + ["0 1 2\n1 1 1\n3 1 4\n\n. 6 .\n. . .\n. . ."])
+def test_a_refused_room_is_said_to_hold_at_most_its_bound(installed_codec, board):
+    """For a room that is no rectangle the count is a bound (its size), not what the room
+    holds: the plus-shaped room numbered 6 was said to have "room for only 5 shaded cell(s),
+    none touching", and no 5 of its cells are apart (4 are, its arms). The message says "at
+    most" the count, which is true of every room: checked against every shading of it."""
+    codec, puzzle = _read("heyawake", board)
+    (v,) = codec.puzzle_violations(puzzle)
+    room = v.cells
+    apart = [k for k in range(len(room) + 1) for cells in itertools.combinations(room, k)
+             if not any(abs(a[0] - b[0]) + abs(a[1] - b[1]) == 1
+                        for a, b in itertools.combinations(cells, 2))]
+    said = re.search(r" can hold at most (\d+) shaded cell\(s\) with none touching$", v.message)
+    assert said, v.message
+    assert max(apart) <= int(said.group(1)) < int(re.search(r"numbered (\d+)", v.message)[1])
 
 
 @pytest.mark.parametrize("name", ["lightup", "shakashaka", "nurikabe", "heyawake"])

@@ -417,9 +417,10 @@ class HeyawakeCodec(GridCodec):
 
     def puzzle_violations(self, puzzle):
         """bkShadeNe for a room whose number is more than it can hold (`_most_shaded`): no
-        answer can meet it, so `ptrm solve` says so before running a model."""
+        answer can meet it, so `ptrm solve` says so before running a model. "At most": for a
+        room that is no rectangle the count is its size, a bound it may not reach."""
         return _room_counts(puzzle.clues, _most_shaded, operator.lt,
-                            "has room for only {} shaded cell(s), none touching")
+                            "can hold at most {} shaded cell(s) with none touching")
 
     # -- augmentation ----------------------------------------------------------------------
     def transform(self, puzzle, solution, t):

@@ -403,7 +403,8 @@ def _rules(grid: np.ndarray, n: int, checked: np.ndarray) -> list[Violation]:
         out += _duplicates(grid, [(r, i) for r in range(n)], "nmDupRow", f"column {i + 1}")
     empty = [(int(r), int(c)) for r, c in zip(*np.nonzero(checked & ((grid < 1) | (grid > n))))]
     if empty:
-        out.append(Violation("ceNoNum", f"{len(empty)} cell(s) have no digit", tuple(empty)))
+        out.append(Violation("ceNoNum", f"{len(empty)} cell(s) have no digit 1-{n}",
+                             tuple(empty)))
     return out
 
 

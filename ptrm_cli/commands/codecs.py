@@ -84,8 +84,8 @@ def _show_one(name: str, as_json: bool, dev: bool) -> None:
                                **page.as_json(codec, example), "doc": doc}, indent=1))
         return
     console.print(f"[bold]{esc(codec.name)}[/]: {esc(codec.description)}", highlight=False)
-    if codec.rules:
-        _section("Rules", codec.rules)
+    if rules := registry.rules_of(codec):
+        _section("Rules", rules)
     _section("Input", None, "`ptrm solve` reads any of these: a file, a pipe (-) or the text "
                             "itself")
     _show_inputs(codec, example)
@@ -96,7 +96,7 @@ def _show_one(name: str, as_json: bool, dev: bool) -> None:
              "solution.grid and this as solution.legend", prose=False)
     if (standing := page.model_standing(codec)) is not None:
         _section("Bundled model", standing)
-    if dev or not (codec.rules or example):  # a codec that says nothing else: its docstring
+    if dev or not (rules or example):  # a codec that says nothing else: its docstring
         families = ", ".join(f"{f.name} ({f.rows}x{f.cols}, {len(f.vocab)} tokens)"
                              for f in codec.families)
         facts = (f"provider {reg.provider}, entry point {reg.entry_point}\nfamilies {families}"

@@ -118,7 +118,7 @@ def solve(
         ptrm solve puzzle.txt -c runs/my-run/checkpoints/best --sigma 1.0
     """
     from .. import arc_solve, solver  # torch and the engine load here, not at `ptrm --help`
-    from ..codec import violations_of
+    from ..codec import legend_json, violations_of
 
     if sigma is not None and not 0 <= sigma < math.inf:  # here, not by typer: NaN too
         raise PtrmError(f"--sigma {sigma}: expected a finite number >= 0")
@@ -153,6 +153,9 @@ def solve(
         raise PtrmError("--views and --identifiers apply to ARC tasks (--task)")
     c, parsed = solver.parse_puzzle(text, codec=codec, source=source)
     solver.check_solvable(c, parsed.puzzle, source)  # before the model loads, let alone runs
+    # --json's legend, read now: a plugin's broken legend is said before the rollouts, not
+    # after them, losing their result
+    legend = legend_json(c) if as_json else None
     # an official step_N file has no token table: family_for gives it the codec family of its
     # layout (vocabulary size and sequence length); a length it does not say is its family's
     loaded = loaded or solver.load_model(checkpoint, device, layouts=c.families)
@@ -227,7 +230,7 @@ def solve(
                     time_limit=time_limit, cpu_defaults=cpu_defaults, sigma_source=sigma_source,
                     notes=notes, format=parsed.format)
     if as_json:
-        typer.echo(solver.to_json(_json(res, parsed, source, matches, settings)))
+        typer.echo(solver.to_json(_json(res, parsed, source, matches, settings, legend)))
     else:
         _show(res, matches, settings)
     # an answer nothing can judge (an ARC grid without its output) is an answer, not a failure
@@ -253,7 +256,8 @@ def _judges(res: "solver.SolveResult") -> bool:
     return solver.judges(res.codec, res.puzzle)
 
 
-def _json(res: "solver.SolveResult", parsed, source: str, matches, s: dict) -> dict:
+def _json(res: "solver.SolveResult", parsed, source: str, matches, s: dict,
+          legend: dict[str, str]) -> dict:
     from .. import codec as registry
 
     c = res.codec
@@ -269,8 +273,7 @@ def _json(res: "solver.SolveResult", parsed, source: str, matches, s: dict) -> d
         # legend: what grid's values mean, the codec's own words (`ptrm codecs TYPE` shows the
         # same); JSON keys are strings, so the values are written "0", "1", ...
         "solution": {"pzprv3": pzprv3, "grid": res.solution.grid.astype(int).tolist(),
-                     "url": url, "legend": {str(v): meaning for v, meaning in
-                                            registry.legend_of(c).items()}},
+                     "url": url, "legend": legend},
         "confidence": res.confidence, "q": res.q, "agree": res.agree,
         "K": s["K"], "D": s["D"], "sigma": s["sigma"], "sigma_source": s["sigma_source"],
         "seed": s["seed"],
