@@ -196,7 +196,9 @@ def build(sources: Iterable[str | Path], out: str | Path | None,
     total = sum(len(s) for s in built.values())
     if family is None or total == 0:
         missing = [t for t in types if t not in codecs]
+        read = sum(src.get("records", 0) for src in result.sources)
         hint = (f"no codec installed for: {', '.join(missing)}" if missing else
+                "the sources hold no records (a file with only its header?)" if read == 0 else
                 "see the dropped table: every record was filtered out")
         # out: None, as in a dry run (an earlier build there is not what this one wrote)
         raise BuildError("no puzzle survived the filters: nothing to write",

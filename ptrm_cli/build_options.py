@@ -60,7 +60,8 @@ REASONS = {
     "in golden": "the same puzzle up to symmetry as a golden puzzle: kept out of train and val",
     "excluded": "the same puzzle up to symmetry as one of a dataset given to --exclude",
     "augment error": "the codec failed while augmenting the puzzle",
-    "below min difficulty": "a rated record (Sudoku-Extreme CSV) with rating < --min-difficulty",
+    "below min difficulty": "a rated record (Sudoku-Extreme or Maze-Hard CSV) with rating < "
+                            "--min-difficulty",
     "no rating": "--min-difficulty is set and the record states no rating",
     "train cap": "beyond --train-puzzles: a seeded random sample of the training puzzles is kept",
 }

@@ -344,7 +344,7 @@ def resolve_split(split: str, data: str | None, loaded: LoadedModel, *,
     p = Path(split).expanduser()
     if min_difficulty is not None and not (data is None and p.is_file()):
         raise PtrmError("--min-difficulty applies to a rated source file (a Sudoku-Extreme "
-                        "CSV given as --split FILE)")
+                        "or Maze-Hard CSV given as --split FILE)")
     if split == "golden" and data is None:
         ev = load_ppbench_jsonl(golden_path(), loaded, name="golden", limit=limit, types=types)
     elif data is None and p.is_file():
@@ -399,6 +399,6 @@ def _file_reader(path: Path):
         return reader
     if path.suffix.lower() == ".csv" or csv_row:
         header = ",".join(sources.SUDOKU_CSV_HEADER)
-        raise PtrmError(f"{path}: the CSV header {header} is missing (a Sudoku-Extreme CSV "
-                        f"starts with it; line 1 is {first[:40]!r})")
+        raise PtrmError(f"{path}: the CSV header {header} is missing (a Sudoku-Extreme or "
+                        f"Maze-Hard CSV starts with it; line 1 is {first[:40]!r})")
     return jsonl

@@ -11,18 +11,22 @@ Built-in kinds:
   jsonl          PPBench JSONL (`{"pid", "puzzlink_url", "solution_enc", ...}`: the golden file
                  or `full_dataset.jsonl`) and ptrm records (`{"type", "url", "answer", ...}`, as
                  `GridCodec.to_record` writes them; a dataset's own `puzzles.jsonl` also reads
-                 back), and maze-csv's rows as JSON (`{"question", "answer"}`). They may be
-                 mixed line by line.
+                 back), and maze-csv's rows as JSON (`{"question", "answer"[, "rating"]}`).
+                 They may be mixed line by line.
   janko-json     `{"name": "Akari", "data": {id: {"problem", "solution", "source"}}}`
                  (shared/data/janko/<type>_10x10.json; akari = lightup).
   sudoku-lines   one puzzle per line, n*n characters of 1-9 with '.' or '0' for blanks, '#'
                  comment lines; no solutions: the solver fills them and checks uniqueness.
   maze-csv       HRM's Maze-Hard CSV (the same header; `question` and `answer` are n*n
                  characters of `# SGo`, row-major, 900 for 30x30): decoded by the maze codec,
-                 which checks that the answer's path is the question's shortest route.
+                 which checks that the answer's path is the question's shortest route;
+                 `rating` (optional here: HRM's builder ignores it) feeds `--min-difficulty`.
   sudoku-csv     Sudoku-Extreme's CSV (`source,question,answer,rating` header; 81-character
                  strings, '.' blank): the answer is the solution (checked against the givens
                  and the rules); `rating` feeds `--min-difficulty`.
+                 The two CSV kinds read every row by its own type (a maze row has '#', 'S' or
+                 'G'), so a file that mixes them loses neither; the kind names the file by its
+                 first row.
 
 Adding a kind (maze text, ARC JSON, ...) is one class and one `register_reader` call; nothing
 else in the pipeline changes:
@@ -234,13 +238,19 @@ class JsonlRecords(SourceReader):
                                n, rows, cols, url, "ptrm")
                 elif _is_maze_row(rec.get("question")) and "answer" in rec:
                     side = _square_side(rec["question"])
+                    rating = _maze_rating(rec.get("rating"))  # the CSV's columns, as JSON
+                    if isinstance(rating, str):
+                        report(n, rating, "maze")
+                        continue
                     yield Item(self.kind, "maze", {"question": rec["question"],
                                                    "answer": rec["answer"]},
-                               n, side, side, rec["question"], "hrm")
+                               n, side, side, rec["question"], "hrm", rating)
                 else:
                     report(n, *_not_a_source_record(rec))
 
     def decode(self, item, codec):
+        if item.form == "hrm":
+            return decode_maze_row(item.payload["question"], item.payload["answer"], codec)
         return codec.from_record(item.payload)
 
 
@@ -356,15 +366,15 @@ class SudokuLines(SourceReader):
         return puzzle, Solution(codec.name, sols[0])
 
 
-# -- maze-csv -----------------------------------------------------------------------------------
+# -- maze-csv and sudoku-csv: HRM's CSVs -------------------------------------------------------
 
 #: the header of HRM's CSVs, Sudoku-Extreme's and Maze-Hard's alike
 SUDOKU_CSV_HEADER = ("source", "question", "answer", "rating")
 
-
 def _is_maze_row(question) -> bool:
-    """A maze as HRM writes it (walls are '#'); a Sudoku-Extreme question never has one."""
-    return isinstance(question, str) and "#" in question
+    """A maze as HRM writes it: walls '#', start 'S', goal 'G' (a maze without walls still has
+    S and G); a Sudoku-Extreme question is digits and '.' only."""
+    return isinstance(question, str) and any(ch in question for ch in "#SG")
 
 
 def _square_side(line: str) -> int | None:
@@ -372,9 +382,17 @@ def _square_side(line: str) -> int | None:
     return side if side * side == len(line) else None
 
 
+def _csv_fields(line: str) -> list[str]:
+    """One CSV line's fields, lower-case and stripped ('"source","question",...' too)."""
+    try:
+        return [f.strip().lower() for f in next(csv.reader([line]), [])]
+    except csv.Error:
+        return []
+
+
 def _hrm_header(head: str) -> bool:
-    first = head.lstrip("\ufeff").split("\n", 1)[0].strip()
-    return tuple(f.strip().lower() for f in first.split(",")) == SUDOKU_CSV_HEADER
+    first = head.lstrip("\ufeff").split("\n", 1)[0].rstrip("\r")
+    return tuple(_csv_fields(first)) == SUDOKU_CSV_HEADER
 
 
 def _hrm_rows(path: Path, report: Report) -> Iterator[tuple[int, list[str]]]:
@@ -392,72 +410,117 @@ def _hrm_rows(path: Path, report: Report) -> Iterator[tuple[int, list[str]]]:
             report(rows.line_num, f"CSV error: {e} (the rest of the file is skipped)")
 
 
-class MazeCsv(SourceReader):
-    """Maze-Hard (`sapientinc/maze-30x30-hard-1k` train.csv / test.csv): Sudoku-Extreme's
-    header, one maze a row. The maze codec reads `question` and `answer` (it checks the
-    characters and the path); this reader only finds the rows and their size."""
+def _maze_rating(value) -> int | None | str:
+    """A maze row's rating: None when empty (HRM's maze builder never reads the column), the
+    number rounded down (`--min-difficulty N` keeps rating >= N either way), or why not."""
+    if value is None:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, float):
+        x, shown = value, repr(value)
+    elif isinstance(value, str):
+        shown = value.strip()
+        if not shown:
+            return None
+        try:
+            x = float(shown)
+        except ValueError:
+            return f"rating: expected a number, found {shown[:24]!r}"
+        shown = repr(shown[:24])
+    else:
+        return f"rating: expected a number, found {type(value).__name__}"
+    if not math.isfinite(x):
+        return f"rating: expected a finite number, found {shown}"
+    return math.floor(x)
 
-    kind = "maze-csv"
-    description = "HRM Maze-Hard CSV (source,question,answer,rating; '# SGo' rows)"
+
+def _hrm_items(path: Path, report: Report) -> Iterator[Item]:
+    """The rows of an HRM CSV, each typed by itself: a row whose question has a maze's '#',
+    'S' or 'G' is a maze (decoded by maze-csv), any other a sudoku (sudoku-csv). A file that
+    mixes them loses neither kind; the type filter (--types, --family) says what is left out."""
+    for n, row in _hrm_rows(path, report):
+        if tuple(f.strip().lower() for f in row) == SUDOKU_CSV_HEADER:
+            report(n, "the header row again, inside the file (files joined with their "
+                      "headers?): skipped")
+            continue
+        maze = any(_is_maze_row(f) for f in row[1:3])
+        if len(row) != 4:
+            report(n, f"expected 4 fields (source,question,answer,rating), found "
+                      f"{len(row)}", "maze" if maze else None)
+            continue
+        if maze:
+            item = _maze_csv_item(n, row)
+            if isinstance(item, str):
+                report(n, item, "maze")
+                continue
+            yield item
+            continue
+        parsed = parse_sudoku_csv_row(row)
+        if isinstance(parsed, str):
+            report(n, parsed)
+            continue
+        source, q, a, rating = parsed
+        yield Item(SudokuCsv.kind, "sudoku", (q, a, source), n, 9, 9, q, "csv", rating)
+
+
+def _maze_csv_item(n: int, row: list[str]) -> Item | str:
+    """One Maze-Hard row as an item, or why it is malformed (what reading can tell: the
+    sizes and the rating; the maze codec checks the cells when decoding)."""
+    _, q, a, rating = row  # not stripped: ' ' is a free cell
+    side = _square_side(q)
+    if side is None or len(a) != len(q):
+        return (f"question and answer: expected n*n characters each (900 for 30x30), found "
+                f"{len(q)} and {len(a)}")
+    r = _maze_rating(rating)
+    if isinstance(r, str):
+        return r
+    return Item(MazeCsv.kind, "maze", {"question": q, "answer": a}, n, side, side, q, "csv", r)
+
+
+def decode_maze_row(question, answer, codec: Codec) -> tuple[Puzzle, Solution]:
+    """A Maze-Hard row ({"question", "answer"}, from the CSV or JSON lines) through the maze
+    codec, with the field at fault named: a path already in the question (the columns
+    swapped?), then the codec's own checks (a foreign character by its row and column)."""
+    if isinstance(question, str) and isinstance(answer, str):
+        if _square_side(question) is None or len(answer) != len(question):
+            raise ParseError(f"question and answer: expected n*n characters each (900 for "
+                             f"30x30), found {len(question)} and {len(answer)}")
+        if "o" in question:
+            swapped = " (are question and answer swapped?)" if "o" not in answer else ""
+            raise ParseError(f"question: holds path cells 'o'; the question is the maze "
+                             f"without its path, the answer draws it{swapped}")
+    try:
+        codec.parse(question)
+    except ParseError as e:
+        raise ParseError(f"question: {_unplaced(e)}") from None
+    except (TypeError, AttributeError):  # not text: the codec's record check says so
+        pass
+    try:
+        return codec.from_record({"question": question, "answer": answer})
+    except ParseError as e:
+        raise ParseError(f"answer: {_unplaced(e)}" if isinstance(question, str) else str(e)
+                         ) from None
+
+
+def _unplaced(e: ParseError) -> str:
+    """A codec message without its "line 1: " (the row's line is the reader's to give)."""
+    msg = str(e)
+    return re.sub(r"^line \d+: ", "", msg) if e.source is None and e.line is not None else msg
+
+
+class _HrmCsv(SourceReader):
+    """HRM's CSVs (`source,question,answer,rating`): both readers read every row by its own
+    type (`_hrm_items`), so the kind only names the file."""
+
     suffixes = (".csv",)
 
-    def sniff(self, path, head):
-        if not _hrm_header(head):
-            return False
-        row = next(csv.reader(head.lstrip("\ufeff").splitlines()[1:2]), [])
-        return len(row) > 1 and _is_maze_row(row[1])
-
     def read(self, path, report):
-        for n, row in _hrm_rows(path, report):
-            if len(row) != 4:
-                report(n, f"expected 4 fields (source,question,answer,rating), found "
-                          f"{len(row)}", "maze")
-                continue
-            _, q, a, rating = row  # not stripped: ' ' is a free cell
-            side = _square_side(q)
-            if side is None or len(a) != len(q):
-                report(n, f"question and answer: expected n*n characters each, found {len(q)} "
-                          f"and {len(a)}", "maze")
-                continue
-            try:
-                r = int(float(rating))
-            except ValueError:
-                report(n, f"rating: expected a number, found {rating.strip()[:24]!r}", "maze")
-                continue
-            yield Item(self.kind, "maze", {"question": q, "answer": a}, n, side, side, q, "csv", r)
+        yield from _hrm_items(path, report)
 
     def decode(self, item, codec):
-        return codec.from_record(item.payload)
-
-
-# -- sudoku-csv ---------------------------------------------------------------------------------
-
-_QUESTION = re.compile(r"^[1-9.0]{81}$")
-_ANSWER = re.compile(r"^[1-9]{81}$")
-
-
-class SudokuCsv(SourceReader):
-    """Sudoku-Extreme (`sapientinc/sudoku-extreme` train.csv / test.csv) and anything with its
-    header. TRM's builder reads the same fields: `question` with '.' for blanks, `answer` the
-    solution, `rating` the difficulty (`--min-difficulty` keeps rating >= N)."""
-
-    kind = "sudoku-csv"
-    description = "Sudoku-Extreme CSV (source,question,answer,rating); answers checked, rating kept"
-    suffixes = (".csv",)
-
-    def sniff(self, path, head):
-        return _hrm_header(head)  # after maze-csv, which takes the files of mazes
-
-    def read(self, path, report):
-        for n, row in _hrm_rows(path, report):
-            parsed = parse_sudoku_csv_row(row)
-            if isinstance(parsed, str):
-                report(n, parsed)
-                continue
-            source, q, a, rating = parsed
-            yield Item(self.kind, "sudoku", (q, a, source), n, 9, 9, q, "csv", rating)
-
-    def decode(self, item, codec):
+        if item.type == "maze":
+            return decode_maze_row(item.payload["question"], item.payload["answer"], codec)
         q, a, _ = item.payload
         puzzle = codec.parse(q).puzzle
         grid = np.array([int(ch) for ch in a], dtype=np.int16).reshape(9, 9)
@@ -467,6 +530,46 @@ class SudokuCsv(SourceReader):
             raise Drop("invalid solution", f"the answer has {grid[r, c]} where the question "
                        f"gives {puzzle.clues[r, c]} ({cell_name(r, c)}; {len(clash)} cell(s))")
         return puzzle, Solution(codec.name, grid)
+
+
+class MazeCsv(_HrmCsv):
+    """Maze-Hard (`sapientinc/maze-30x30-hard-1k` train.csv / test.csv): Sudoku-Extreme's
+    header, one maze a row. The maze codec reads `question` and `answer` (it checks the
+    characters and the path); reading finds the rows, their size and rating. HRM's builder
+    reads the file with Python's csv module and ignores `rating`; so does this reader, but
+    for --min-difficulty: an empty rating is no rating, not a malformed row."""
+
+    kind = "maze-csv"
+    description = "HRM Maze-Hard CSV (source,question,answer,rating; '# SGo' rows)"
+
+    def sniff(self, path, head):
+        """The header, then a first row (the first one with fields) that is a maze."""
+        if not _hrm_header(head):
+            return False
+        rows = csv.reader(head.lstrip("\ufeff").splitlines()[1:])
+        try:
+            row = next((r for r in rows if len(r) > 1), [])
+        except csv.Error:
+            return False
+        return _is_maze_row(row[1]) if row else False
+
+
+# -- sudoku-csv ---------------------------------------------------------------------------------
+
+_QUESTION = re.compile(r"^[1-9.0]{81}$")
+_ANSWER = re.compile(r"^[1-9]{81}$")
+
+
+class SudokuCsv(_HrmCsv):
+    """Sudoku-Extreme (`sapientinc/sudoku-extreme` train.csv / test.csv) and anything with its
+    header. TRM's builder reads the same fields: `question` with '.' for blanks, `answer` the
+    solution, `rating` the difficulty (`--min-difficulty` keeps rating >= N)."""
+
+    kind = "sudoku-csv"
+    description = "Sudoku-Extreme CSV (source,question,answer,rating); answers checked, rating kept"
+
+    def sniff(self, path, head):
+        return _hrm_header(head)  # after maze-csv, which takes the files of mazes
 
 
 def parse_sudoku_csv_row(row: list[str]) -> tuple[str, str, str, int] | str:

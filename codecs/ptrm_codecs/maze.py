@@ -187,9 +187,11 @@ class MazeCodec(GridCodec):
         for r, ln in enumerate(lines):
             for c, ch in enumerate(ln):
                 v = READ.get(ch)
-                if v is None:
-                    raise ParseError(f"maze cell {ch!r} in column {c + 1}: expected '#', ' ', "
-                                     f"'.', 'S', 'G' or 'o'", source=source,
+                if v is None:  # the one-line form is one line: its cell by character too
+                    at = (f"at character {r * len(lines) + c + 1} (row {r + 1}, column "
+                          f"{c + 1})" if fmt == "csv" else f"in column {c + 1}")
+                    raise ParseError(f"maze cell {ch!r} {at}: expected '#', ' ', '.', 'S', "
+                                     f"'G' or 'o'", source=source,
                                      line=first + (0 if fmt == "csv" else r))
                 grid[r, c] = v
         puzzle = self._puzzle(np.where(grid == PATH, FREE, grid), source=source)

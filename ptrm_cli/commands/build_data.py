@@ -28,8 +28,8 @@ def build_data(
     ctx: typer.Context,
     sources: list[Path] = typer.Argument(..., show_default=False, help=(
         "Source folders or files: PPBench JSONL (golden_300.jsonl, full_dataset.jsonl), "
-        "ptrm records (.jsonl), janko JSON, one-line sudoku lists (.txt), Sudoku-Extreme CSV "
-        "(.csv). A folder is read file by file; files named golden* form the golden split.")),
+        "ptrm records (.jsonl), janko JSON, one-line sudoku lists (.txt), Sudoku-Extreme and "
+        "Maze-Hard CSV (.csv). A folder is read file by file; files named golden* form the golden split.")),
     out: Path = typer.Option(None, "--out", "-o", show_default=False,
                              help="Dataset folder to write (replaced whole, atomically)."),
     seed: int = typer.Option(0, "--seed", min=0,
@@ -52,8 +52,8 @@ def build_data(
     train_puzzles: int = typer.Option(None, "--train-puzzles", show_default=False, help=(
         "Keep a seeded random N training puzzles per type (TRM's sudoku recipe: 1000).")),
     min_difficulty: int = typer.Option(None, "--min-difficulty", show_default=False, help=(
-        "Keep only records rated N or more by their source (the Sudoku-Extreme CSV's "
-        "'rating'); unrated records are dropped, `ptrm generate` records included (filter "
+        "Keep only records rated N or more by their source (the 'rating' of a "
+        "Sudoku-Extreme or Maze-Hard CSV); unrated records are dropped, `ptrm generate` records included (filter "
         "those when generating: `ptrm generate --min-difficulty`).")),
     types: str = typer.Option(None, "--types", show_default=",".join(B.PPBENCH_TYPES),
                               help="Comma-separated puzzle types to keep (with --family and no "

@@ -50,7 +50,7 @@ def evaluate(
     split: str = typer.Option("golden", "--split",
                               help="golden, a dataset folder, a split name (val, test) with "
                                    "--data, or a source file: PPBench or ptrm-record JSONL, a "
-                                   "Sudoku-Extreme CSV, a sudoku list."),
+                                   "Sudoku-Extreme or Maze-Hard CSV, a sudoku list."),
     data: str = typer.Option(None, "--data", help="Dataset folder for a named --split."),
     K: int = typer.Option(100, "--K", min=1,
                           help="Rollouts per puzzle (K_max of the width curve)."),
@@ -86,7 +86,7 @@ def evaluate(
     types: str = typer.Option(None, "--types", show_default="all of the split's",
                               help="Only these puzzle types, comma-separated (tapa,nurikabe)."),
     min_difficulty: int = typer.Option(None, "--min-difficulty", show_default=False, help=(
-        "A rated source file (Sudoku-Extreme CSV): only records rated N or more, as "
+        "A rated source file (Sudoku-Extreme or Maze-Hard CSV): only records rated N or more, as "
         "build-data's --min-difficulty.")),
     sample_n: int = typer.Option(None, "--sample", min=1, show_default=False, help=(
         "A seeded random N of the split's puzzles (seed 0 of its own: the same N for every "
