@@ -238,7 +238,7 @@ class JsonlRecords(SourceReader):
                                n, rows, cols, url, "ptrm")
                 elif _is_maze_row(rec.get("question")) and "answer" in rec:
                     side = _square_side(rec["question"])
-                    rating = _maze_rating(rec.get("rating"))  # the CSV's columns, as JSON
+                    rating = _rating(rec.get("rating"))  # the CSV's columns, as JSON
                     if isinstance(rating, str):
                         report(n, rating, "maze")
                         continue
@@ -410,9 +410,10 @@ def _hrm_rows(path: Path, report: Report) -> Iterator[tuple[int, list[str]]]:
             report(rows.line_num, f"CSV error: {e} (the rest of the file is skipped)")
 
 
-def _maze_rating(value) -> int | None | str:
-    """A maze row's rating: None when empty (HRM's maze builder never reads the column), the
-    number rounded down (`--min-difficulty N` keeps rating >= N either way), or why not."""
+def _rating(value) -> int | None | str:
+    """An HRM row's rating, maze or sudoku: None when empty (HRM's builders read the column
+    only to filter, the maze one never), the number rounded down (`--min-difficulty N` keeps
+    rating >= N either way), or why not."""
     if value is None:
         return None
     if isinstance(value, int) and not isinstance(value, bool):
@@ -472,7 +473,7 @@ def _maze_csv_item(n: int, row: list[str]) -> Item | str:
     if side is None or len(a) != len(q):
         return (f"question and answer: expected n*n characters each (900 for 30x30), found "
                 f"{len(q)} and {len(a)}")
-    r = _maze_rating(rating)
+    r = _rating(rating)
     if isinstance(r, str):
         return r
     return Item(MazeCsv.kind, "maze", {"question": q, "answer": a}, n, side, side, q, "csv", r)
@@ -572,9 +573,10 @@ class SudokuCsv(_HrmCsv):
         return _hrm_header(head)  # after maze-csv, which takes the files of mazes
 
 
-def parse_sudoku_csv_row(row: list[str]) -> tuple[str, str, str, int] | str:
+def parse_sudoku_csv_row(row: list[str]) -> tuple[str, str, str, int | None] | str:
     """(source, question, answer, rating) of one Sudoku-Extreme CSV row, or why it is
-    malformed. The question may use '0' for blanks too; it is returned with '.'."""
+    malformed. The question may use '0' for blanks too; it is returned with '.'. An empty
+    rating is none, as for a maze row (`_rating`)."""
     if len(row) != 4:
         return f"expected 4 fields (source,question,answer,rating), found {len(row)}"
     source, q, a, rating = (f.strip() for f in row)
@@ -582,11 +584,8 @@ def parse_sudoku_csv_row(row: list[str]) -> tuple[str, str, str, int] | str:
         return f"question: expected 81 characters of 1-9 or '.', {_found(q, '123456789.0')}"
     if not _ANSWER.match(a):
         return f"answer: expected 81 digits 1-9, {_found(a, '123456789')}"
-    try:
-        r = int(rating)
-    except ValueError:
-        return f"rating: expected a whole number, found {rating[:24]!r}"
-    return source, q.replace("0", "."), a, r
+    r = _rating(rating)
+    return r if isinstance(r, str) else (source, q.replace("0", "."), a, r)
 
 
 def _found(field: str, allowed: str) -> str:

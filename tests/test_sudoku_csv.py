@@ -89,11 +89,13 @@ def test_malformed_rows_are_reported_with_their_line_and_skipped(tmp_path, rows)
              f"s,{q},{a},hard",             # 7 rating not a number
              f"s,x{q[1:]},{a},1",           # 8 a letter in the question, of the right length
              f"s,{q.replace('.', '0')},{a},7",  # 9 good: '0' blanks are read as '.'
-             f'"s,quoted",{QUESTIONS[2]},{answer(QUESTIONS[2])},3']  # 10 good, quoted source
+             f'"s,quoted",{QUESTIONS[2]},{answer(QUESTIONS[2])},3',  # 10 good, quoted source
+             f"s,{QUESTIONS[1]},{answer(QUESTIONS[1])},"]  # 11 good: an empty rating is none
     f = tmp_path / "bad.csv"
     f.write_text("\n".join(lines) + "\n")
     _, items, bad = read(f)
-    assert [i.loc for i in items] == [2, 9, 10]
+    assert [i.loc for i in items] == [2, 9, 10, 11]
+    assert items[3].rating is None  # it was malformed; HRM reads the column only to filter
     assert items[1].payload[0] == q and items[2].payload[2] == "s,quoted"
     assert [loc for loc, _ in bad] == [4, 5, 6, 7, 8]
     msgs = dict(bad)
