@@ -246,7 +246,10 @@ def solve_task(loaded, task_id: str, task: dict, table, *, K: int, D: int, sigma
 # -- output --------------------------------------------------------------------------------------
 
 def to_dict(res: TaskResult, **extra) -> dict:
-    """--json: the answers (grids as lists), votes and Q per test input, and the settings."""
+    """--json: the answers (grids as lists), votes and Q per test input, the legend of the
+    grids' values (as `ptrm solve --json` gives a puzzle's), and the settings."""
+    from . import codec as registry
+
     def grid(g):
         return None if g is None else np.asarray(g).astype(int).tolist()
 
@@ -257,6 +260,7 @@ def to_dict(res: TaskResult, **extra) -> dict:
                                for a in t.attempts],
                    "rank": t.rank, "correct": None if t.rank is None else t.rank > 0,
                    "candidates": t.candidates, "votes": t.votes} for t in res.tests],
+        "legend": registry.legend_json(registry.get("arc")),
         "views": res.views, "views_in_checkpoint": res.views_known, "rollouts": res.rollouts,
         "K": res.K, "D": res.D, "sigma": res.sigma, "perturb": res.perturb, "seed": res.seed,
         "selector": "best_q per view, vote across views", "identifiers": res.identifiers,

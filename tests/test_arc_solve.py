@@ -119,6 +119,11 @@ def test_solve_task_from_a_kaggle_file(build):
         assert t["correct"] is (t["rank"] > 0)
     assert out["solved"] is all(t["correct"] for t in out["tests"])
     assert res.exit_code == (0 if out["solved"] else 1)
+    # what the grids' values mean, as a puzzle's --json says it (a task had none)
+    from ptrm_cli import codec as registry
+    assert out["legend"] == registry.legend_json(registry.get("arc"))
+    assert {str(v) for t in out["tests"] for a in t["answers"] for row in a["grid"]
+            for v in row} <= set(out["legend"])
 
     res = solve(build["files"]["evaluation"], "--task", "bbbb0001", "-c", build["ck"], "--K",
                 "2")
