@@ -371,6 +371,7 @@ class SudokuLines(SourceReader):
 #: the header of HRM's CSVs, Sudoku-Extreme's and Maze-Hard's alike
 SUDOKU_CSV_HEADER = ("source", "question", "answer", "rating")
 
+
 def _is_maze_row(question) -> bool:
     """A maze as HRM writes it: walls '#', start 'S', goal 'G' (a maze without walls still has
     S and G); a Sudoku-Extreme question is digits and '.' only."""
