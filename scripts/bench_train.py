@@ -125,6 +125,8 @@ def bench(args, compile_: bool, dist_info, run_dir: str) -> dict:
         out["host_s_per_step_median"] = float(np.median(host))
     if args.profile:
         out["profile"] = profile_updates(tr, args.profile, device, per_step)
+    if args.host_waits:
+        out["host_waits"] = host_waits(tr, args.host_waits, device, args.trace)
     if args.gaps:
         mine = idle_gaps(tr, args.gaps, device)
         every = [None] * dist_info.world
@@ -157,8 +159,16 @@ def idle_gaps(tr: Trainer, n: int, device: torch.device) -> dict:
     from torch.profiler import ProfilerActivity, profile
 
     cuda = device.type == "cuda"
-    with profile(activities=[ProfilerActivity.CPU] +
-                 ([ProfilerActivity.CUDA] if cuda else [])) as prof:
+    # The host must be ahead when profiling starts, as it is in a long run: after a sync the
+    # device waits on the first update's eager part (the batch's copies, the embedding), and
+    # those gaps (session 19's "2 ms an update") would be counted as if every update had them.
+    # A process's first profiler session also starts CUPTI, which stalls the host: spend it.
+    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    with profile(activities=acts):
+        tr.train_step()
+    for _ in range(2):
+        tr.train_step()
+    with profile(activities=acts) as prof:
         for _ in range(n):
             tr.train_step()
         if cuda:
@@ -183,6 +193,110 @@ def idle_gaps(tr: Trainer, n: int, device: torch.device) -> dict:
             "idle_ms_per_update": sum(g[0] for g in gaps) / 1e3 / n,
             "largest": [{"us": g[0], "after": g[1][:80], "before": g[2][:80]}
                         for g in gaps[:12]]}
+
+
+def host_waits(tr: Trainer, n: int, device: torch.device, trace: str | None) -> dict:
+    """Where the host is held back during n more updates: every CUDA runtime call that took
+    over 50 us on the host (a stream or event sync, a blocking copy, a pinned allocation, a
+    launch into a full queue), grouped by call and by the Python line it came from; and every
+    synchronizing op that torch's sync debug mode reports. `trace`: also write the profile as
+    a gzipped Chrome trace there (chrome://tracing, ui.perfetto.dev)."""
+    import traceback
+    import warnings
+
+    from torch.profiler import ProfilerActivity, profile
+
+    cuda = device.type == "cuda"
+    syncs: dict[str, int] = {}
+
+    def note(message, category, filename, lineno, file=None, line=None):
+        if "called a synchronizing" not in str(message):  # not the mode's own notice
+            return
+        here = [f for f in traceback.extract_stack()[:-1] if "warnings" not in f.filename]
+        ours = [f for f in here if "ptrm_cli" in f.filename or "bench_train" in f.filename]
+        f = (ours or here)[-1]
+        key = f"{str(message)[:60]} at {Path(f.filename).name}:{f.lineno} ({f.line})"
+        syncs[key] = syncs.get(key, 0) + 1
+
+    shown = warnings.showwarning
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = note
+        if cuda:
+            torch.cuda.set_sync_debug_mode("warn")
+        try:
+            with profile(activities=[ProfilerActivity.CPU] +
+                         ([ProfilerActivity.CUDA] if cuda else []), with_stack=True) as prof:
+                for _ in range(n):
+                    tr.train_step()
+                if cuda:
+                    torch.cuda.synchronize(device)
+        finally:
+            if cuda:
+                torch.cuda.set_sync_debug_mode(0)
+            warnings.showwarning = shown
+    waits: dict[str, list[float]] = {}
+    for ev in prof.events():
+        dur = ev.time_range.end - ev.time_range.start
+        runtime = ev.name.startswith("cuda") and getattr(
+            ev, "device_type", None) != torch.autograd.DeviceType.CUDA
+        if not (runtime if cuda else _top_aten(ev)) or dur < 50:
+            continue
+        key = f"{ev.name} in {_where(ev)}"
+        waits.setdefault(key, []).append(dur)
+    rows = sorted(({"call": k, "count": len(v), "us_per_update": sum(v) / n,
+                    "max_us": max(v)} for k, v in waits.items()),
+                  key=lambda r: -r["us_per_update"])
+    if trace:
+        import gzip
+        if dist.is_initialized():  # one trace per rank
+            trace = trace.replace(".json", f".rank{dist.get_rank()}.json")
+        import shutil
+        raw = Path(trace).with_suffix("")
+        prof.export_chrome_trace(str(raw))
+        with open(raw, "rb") as src, gzip.open(trace, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+        raw.unlink()
+    return {"updates": n, "waits": rows[:20],
+            "syncs": [{"op": k, "per_update": v / n} for k, v in
+                      sorted(syncs.items(), key=lambda kv: -kv[1])]}
+
+
+def _top_aten(ev) -> bool:
+    """An aten op not inside another (on a CPU, the stand-in for a runtime call)."""
+    if not ev.name.startswith("aten::"):
+        return False
+    e = ev.cpu_parent
+    while e is not None:
+        if e.name.startswith("aten::"):
+            return False
+        e = e.cpu_parent
+    return True
+
+
+def _where(ev) -> str:
+    """The op a runtime call ran under and the innermost line of ours that called it (the
+    profiler's Python-function events are named 'path(line): function')."""
+    op, frame = None, None
+    e = ev.cpu_parent
+    while e is not None and frame is None:
+        if op is None and e.name.startswith(("aten::", "autograd::", "Optimizer", "Torch-")):
+            op = e.name
+        if "ptrm_cli" in e.name or "bench_train" in e.name:
+            frame = e.name.split("/ptrm_cli/")[-1]
+        e = e.cpu_parent
+    return f"{op or '-'} @ {frame or 'outside our code'}"
+
+
+def print_waits(w: dict) -> None:
+    print(f"  host waits over {w['updates']} updates (runtime calls >= 50 us, per update):")
+    for r in w["waits"][:12]:
+        print(f"    {r['us_per_update']:8.0f} us {r['count']:4d}x (max {r['max_us']:.0f}) "
+              f"{r['call'][:110]}")
+    for s in w["syncs"][:8]:
+        print(f"    sync {s['per_update']:.1f}x per update: {s['op'][:120]}")
+    if not w["syncs"]:
+        print("    torch's sync debug mode saw no synchronizing op")
 
 
 def print_gaps(rank: int, g: dict) -> None:
@@ -251,6 +365,11 @@ def main() -> int:
     p.add_argument("--gaps", type=count(0), default=0, metavar="N",
                    help="then profile N more updates on every rank: the device's idle time "
                         "and its largest gaps, with the kernels around them")
+    p.add_argument("--host-waits", type=count(0), default=0, metavar="N",
+                   help="then profile N more updates on the host: CUDA runtime calls that held "
+                        "it back, and synchronizing ops (rank 0 prints its own)")
+    p.add_argument("--trace", default=None, metavar="FILE.json.gz",
+                   help="with --host-waits: also write those updates' Chrome trace there")
     p.add_argument("--tiny", action="store_true", help="a tiny model (checks the script on CPU)")
     p.add_argument("--json", default=None, help="write the results here (rank 0)")
     args = p.parse_args()
@@ -283,6 +402,8 @@ def main() -> int:
                           f"which the host took {r['host_s_per_step_median']:.4f} s to launch it")
                 if "profile" in r:
                     print_profile(r["profile"])
+                if "host_waits" in r:
+                    print_waits(r["host_waits"])
                 for rank, g in enumerate(r.get("gaps", [])):
                     print_gaps(rank, g)
     if dist_info.main and args.json:

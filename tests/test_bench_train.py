@@ -114,3 +114,22 @@ def test_bench_train_reports_idle_gaps_per_rank(tmp_path):
     assert [x["us"] for x in g["largest"]] == sorted((x["us"] for x in g["largest"]),
                                                      reverse=True)
     assert "rank 0: idle" in stdout
+
+
+def test_bench_train_host_waits_name_the_line_that_waited(tmp_path):
+    """--host-waits N: the calls that held the host back over N updates (on a CPU the top
+    aten ops stand in for CUDA runtime calls), each with the op and the line of ours it ran
+    under, largest first; --trace writes the profile as a gzipped Chrome trace."""
+    import gzip
+
+    trace = tmp_path / "t.json.gz"
+    result, stdout = run(tmp_path, "--host-waits", "2", "--trace", str(trace))
+    w = result["host_waits"]
+    assert w["updates"] == 2 and w["waits"]
+    per = [r["us_per_update"] for r in w["waits"]]
+    assert per == sorted(per, reverse=True)
+    assert any("train_loop.py" in r["call"] or "model.py" in r["call"] for r in w["waits"])
+    assert w["syncs"] == []  # no sync debug mode on a CPU: nothing to report
+    assert "host waits over 2 updates" in stdout
+    events = json.loads(gzip.open(trace).read())["traceEvents"]
+    assert any(e.get("name", "").startswith("aten::") for e in events)

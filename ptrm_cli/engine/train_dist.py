@@ -72,6 +72,13 @@ def wrap_ddp(module: nn.Module, d: DistInfo) -> nn.Module:
     no_sync = ({"forward_sync_buffers": False}
                if "forward_sync_buffers" in inspect.signature(DDP).parameters
                else {"broadcast_buffers": False})
+    # Dynamo cuts compiled code that runs inside a DDP module into one graph per gradient
+    # bucket, so that each bucket's all-reduce can start while backward goes on. TRM's
+    # gradients are final only at the end of backward (one_bucket_mb), so the cuts buy no
+    # overlap, only lost fusion and graph boundaries: on 4 x H100 the supervision step became
+    # 7 compiled graphs, 26 CUDA graph launches and ~285 more kernels an update than on one
+    # card (docs/PERFORMANCE.md, "Session 20"). One graph, as on one card.
+    torch._dynamo.config.optimize_ddp = False
     return DDP(module, device_ids=[d.device] if d.device.type == "cuda" else None,
                bucket_cap_mb=one_bucket_mb(module), **no_sync)
 

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Issue #9 on one card (headline and curve ran 2026-11-26 on H100s via `pair`; train_scaling,
-# scaling, fp8 and mlp on 2 x H200 in session 17, train_scaling, scaling, mlp on 4 x H200 in 18; train_scaling, scaling on 4 x H100 in 19): the headline benchmark and the accuracy/compute
-# curve of adaptive compute on validation, for the bundled model. Ask for nvidia-h100-x1 (the
-# issue's card); a reply from an H200 is recorded as such.
+# scaling, fp8 and mlp on 2 x H200 in session 17; train_scaling, scaling, mlp on 4 x H200 in
+# 18; train_scaling, scaling on 4 x H100 in 19; host_trace, ddp_trace, train_scaling in 20):
+# the headline benchmark and the accuracy/compute curve of adaptive compute on validation, for
+# the bundled model. Ask for nvidia-h100-x1 (the issue's card); a reply from an H200 is
+# recorded as such.
 #
 #   here:  bash scripts/gpu/perf.sh prepare        (validation split, 0.6 MB, to carry)
 #   carry: .whl data/ppbench-valset
@@ -18,6 +20,10 @@
 #                                                   sharded over 1, 2, ... all GPUs, one launch)
 #   run:   bash scripts/gpu/perf.sh fp8            (any Hopper card, ~1 min: the step's GEMMs in
 #                                                   bf16 and FP8, scripts/fp8_gemm.py)
+#   run:   bash scripts/gpu/perf.sh host_trace     (any card, ~3 min: what holds the training
+#                                                   host back, batch 192, with and without graphs)
+#   run:   bash scripts/gpu/perf.sh ddp_trace      (a 4-GPU machine, ~4 min: the same on every
+#                                                   rank at batch 768, a trace per rank)
 #   run:   bash scripts/gpu/perf.sh mlp            (the TRM-MLP sudoku model's shape, random
 #                                                   weights: nothing more to carry)
 set -uo pipefail
@@ -95,6 +101,33 @@ train_scaling() {
         --json "$OUT/train_1gpu_graphs.json" 2>&1 | tail -n 12
     timeout "$(left 570)" torchrun --standalone --nproc-per-node "$n" $b \
         --compile-mode reduce-overhead --json "$OUT/train_${n}gpu_graphs.json" 2>&1 | tail -n 12
+}
+
+# What holds the host back once an update (session 19: every card idles ~2 ms an update where
+# the eager part starts): one card at batch 192 (a quarter of 768), with CUDA graphs and
+# without, the runtime calls that took the host over 50 us, torch's sync debug mode, the idle
+# gaps, and a Chrome trace of three updates
+host_trace() {
+    setup
+    local b="scripts/bench_train.py --steps 20 --warmup 5 --compile on --batch 192"
+    CUDA_VISIBLE_DEVICES=0 timeout "$(left 280)" python3 $b --compile-mode reduce-overhead \
+        --host-waits 3 --trace "$OUT/trace_b192_graphs.json.gz" --gaps 3 \
+        --json "$OUT/host_b192_graphs.json" 2>&1 | grep -v USDT | tail -n 40
+    CUDA_VISIBLE_DEVICES=0 timeout "$(left 560)" python3 $b --host-waits 3 --gaps 3 \
+        --json "$OUT/host_b192_nographs.json" 2>&1 | grep -v USDT | tail -n 40
+}
+
+# The same on every rank of a 4-card run at global batch 768 (one card at batch 192 first, for
+# reference): where the 4-process update loses its ~2.5 ms to one card's quarter batch
+ddp_trace() {
+    setup
+    local n b="scripts/bench_train.py --steps 20 --warmup 5 --compile on --compile-mode reduce-overhead"
+    n=$(nvidia-smi -L | wc -l)
+    CUDA_VISIBLE_DEVICES=0 timeout "$(left 200)" python3 $b --batch 192 --gaps 3 \
+        --json "$OUT/gaps_b192.json" 2>&1 | grep -v USDT | tail -n 12
+    timeout "$(left 560)" torchrun --standalone --nproc-per-node "$n" $b --gaps 3 \
+        --host-waits 3 --trace "$OUT/trace_${n}gpu.json.gz" \
+        --json "$OUT/ddp_${n}gpu.json" 2>&1 | grep -v USDT | tail -n 60
 }
 
 "$@"
