@@ -112,19 +112,34 @@ def fraction_progress(label: str, every: float = 0.1) -> Iterator[Callable[[floa
     yield progress_lines(label, every)
 
 
-def progress_lines(label: str, every: float = 0.1) -> Callable[[float], None]:
+def progress_lines(label: str, every: float = 0.1,
+                   at_least_every_s: float = 60.0) -> Callable[[float], None]:
     """`update(fraction)` that prints a line on stderr each time another `every` of the work
-    is done: progress where no live bar can be drawn."""
-    t0, shown = time.perf_counter(), 0
+    is done, and at least every `at_least_every_s` seconds while work moves: progress where no
+    live bar can be drawn. (By tenths alone, an evaluation of some hours on a CPU said nothing
+    for its first half hour, and never how long it would take.)"""
+    t0 = time.perf_counter()
+    shown, last = 0, t0
 
     def update(fraction: float) -> None:
-        nonlocal shown
+        nonlocal shown, last
+        now = time.perf_counter()
         reached = int(fraction / every + 1e-9)
-        if reached <= shown or fraction <= 0:
+        if fraction <= 0 or (reached <= shown and now - last < at_least_every_s):
             return
-        shown = reached
-        elapsed = time.perf_counter() - t0
-        err_console.print(f"{label} {fraction:.0%} · {elapsed:.0f} s elapsed · "
-                          f"~{elapsed * (1 - fraction) / fraction:.0f} s left", highlight=False)
+        shown, last = max(shown, reached), now
+        elapsed = now - t0
+        err_console.print(f"{label} {fraction:.0%} · {duration(elapsed)} elapsed · "
+                          f"~{duration(elapsed * (1 - fraction) / fraction)} left",
+                          highlight=False)
 
     return update
+
+
+def duration(seconds: float) -> str:
+    """A time span as people say it: 42 s, 12 min, 3.4 h."""
+    if seconds < 100:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"

@@ -239,6 +239,31 @@ def test_eval_tables(ckpt, dataset, tmp_path):
     assert not (tmp_path / "o" / "width_scaling.png").exists()
 
 
+
+def test_a_large_cpu_evaluation_says_how_large_and_how_to_look_first(ckpt, dataset, tmp_path,
+                                                                     monkeypatch):
+    """`ptrm eval --split golden` on a CPU is 391,376 supervision steps of the 7M model (13.5
+    PFLOP, most of a day on two cores) and said nothing of it. Left at the protocol's size, a
+    CPU evaluation over CPU_NOTE_FLOP now says so; any size option the user gives silences it."""
+    from ptrm_cli.commands import eval as eval_cmd
+
+    from ptrm_cli import evaluate
+
+    monkeypatch.setattr(eval_cmd, "CPU_NOTE_FLOP", 0)  # the tiny model: any size is "large"
+    monkeypatch.setattr(evaluate, "run_eval", lambda *a, **kw: (_ for _ in ()).throw(
+        KeyboardInterrupt))  # the note comes before the work: skip the work
+    r = ptrm("eval", "--split", "val", "--data", dataset, "-c", ckpt, "--out", tmp_path / "a",
+             "--no-plots")
+    assert r.exit_code == 130, r.output
+    text = " ".join(r.output.split())
+    # 5 puzzles x (baselines of D=3 and K*D=300 steps + K=100 x D=3 x 3 seeds)
+    assert "on a CPU this evaluation is 6,015 supervision steps of the model" in text
+    assert "For a first look: --limit 5 --K 8 --seeds 1" in text
+    r = ptrm("eval", "--split", "val", "--data", dataset, "-c", ckpt, "--K", 2, "--seeds", 1,
+             "--out", tmp_path / "b", "--no-plots")
+    assert r.exit_code == 130, r.output
+    assert "first look" not in r.output
+
 def test_sigma_sweep_table_ranks_by_the_rules_as_sigma_from_does(report):
     """The σ-sweep table showed label match while sigma_sweep.png and --sigma-from rank σ by
     the rules: a sweep whose σ differ only by the rules read as a tie in the table, and
