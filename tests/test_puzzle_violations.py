@@ -1,8 +1,9 @@
-"""`puzzle_violations` beyond maze and sudoku: the clue checks that need no search (lightup and
-shakashaka: a number with less room beside it than it asks for; nurikabe: clues that touch;
-heyawake: a room numbered above what it can hold). Each claim is tested against the codec's own
-verifier on boards small enough to try every answer: a board it refuses has no answer, and a
-board at the limit (the number just fits) is solvable and not refused."""
+"""`puzzle_violations` beyond maze and sudoku's clashes: the checks that need no search (a
+sudoku blank whose row, column and box hold every digit; lightup and shakashaka: a number with
+less room beside it than it asks for; nurikabe: clues that touch; heyawake: a room numbered
+above what it can hold; tapa: a clue its own ring cannot meet). Each claim is tested against
+the codec's own verifier on boards small enough to try every answer: a board it refuses has no
+answer, and a board at the limit (the number just fits) is solvable and not refused."""
 
 from __future__ import annotations
 
@@ -28,6 +29,11 @@ UNSOLVABLE = [
     ("nurikabe", "- 3 .\n. . .\n. . ."),         # a "?" clue counts
     ("heyawake", "0 0 1\n0 0 1\n2 2 1\n\n3 . .\n. . .\n. . ."),  # 3 in a 2x2 room
     ("heyawake", "0 1 1\n0 1 1\n0 1 1\n\n3 . .\n. . .\n. . ."),  # 3 in a 3x1 room
+    ("sudoku", "1 2 3 .\n3 . 1 4\n2 1 4 3\n4 3 2 ."),  # r2c2 sees 3 1 4, 2 1 3, 1 2 3
+    ("tapa", "4 . .\n. . .\n. . ."),                # a 4 in a corner: three neighbours
+    ("tapa", "1,1,1 . .\n. . .\n. . ."),            # three runs in three cells in a row
+    ("tapa", ". 6 .\n. . .\n. . ."),                # a 6 on an edge: five neighbours
+    ("tapa", "3 3 .\n. . .\n. . ."),                # the corner 3 loses a neighbour to a clue
 ]
 
 #: boards at the limit: each number just fits (or clues just miss each other), and they solve
@@ -38,6 +44,11 @@ AT_THE_LIMIT = [
     ("nurikabe", "3 . .\n. . .\n. . 2"),
     ("heyawake", "0 0 1\n0 0 1\n2 2 1\n\n2 . .\n. . .\n. . ."),
     ("heyawake", "0 1 1\n0 1 1\n0 1 1\n\n2 . .\n. . .\n. . ."),
+    ("sudoku", "1 2 3 .\n3 . 1 2\n2 1 4 3\n4 3 2 ."),  # r2c2: 4 alone
+    ("tapa", "3 . .\n. . .\n. . ."),
+    ("tapa", "1,1 . .\n. . .\n. . ."),
+    ("tapa", ". 5 .\n. . .\n. . ."),
+    ("tapa", "2 2 .\n. . .\n. . ."),
 ]
 
 
@@ -117,7 +128,8 @@ def test_a_refused_room_is_said_to_hold_at_most_its_bound(installed_codec, board
     assert max(apart) <= int(said.group(1)) < int(re.search(r"numbered (\d+)", v.message)[1])
 
 
-@pytest.mark.parametrize("name", ["lightup", "shakashaka", "nurikabe", "heyawake"])
+@pytest.mark.parametrize("name", ["lightup", "shakashaka", "nurikabe", "heyawake", "tapa",
+                                  "sudoku"])
 def test_golden_puzzles_and_the_example_are_not_refused(installed_codec, name):
     codec = installed_codec(name)
     puzzles = [codec.from_record(rec)[0] for rec in pzpr_oracle.golden_by_type(name)]

@@ -341,11 +341,12 @@ class SudokuCodec(GridCodec):
 
     def puzzle_violations(self, puzzle):
         """The givens alone, by `verify`'s own rules: a digit twice in a box, row or column,
-        or a given that is no digit 1..n. No answer can mend either (givens stay), so `ptrm
-        solve` says so before running a model. Blanks are not checked: filling them is the
-        solver's job (and whether they can all be filled would take a search)."""
+        or a given that is no digit 1..n; and a blank whose row, column and box hold every
+        digit already. No answer can mend any of them (givens stay), so `ptrm solve` says so
+        before running a model. Whether the blanks can all be filled together would take a
+        search: not checked."""
         givens = np.where(puzzle.clues > 0, puzzle.clues, 0)  # what verify keeps of the clues
-        return _rules(givens, puzzle.rows, givens > 0)
+        return _rules(givens, puzzle.rows, givens > 0) + _no_candidate(givens, puzzle.rows)
 
     # -- augmentation ----------------------------------------------------------------------
     def transform(self, puzzle, solution, t):
@@ -406,6 +407,24 @@ def _rules(grid: np.ndarray, n: int, checked: np.ndarray) -> list[Violation]:
         out.append(Violation("ceNoNum", f"{len(empty)} cell(s) have no digit 1-{n}",
                              tuple(empty)))
     return out
+
+
+def _no_candidate(givens: np.ndarray, n: int) -> list[Violation]:
+    """Blanks that no digit 1..n can fill: each one's row, column and box hold them all. Any
+    answer leaves such a cell empty or repeats a digit there, which `verify` reports."""
+    br, bc = box_shape(n)
+    digits = set(range(1, n + 1))
+    stuck = []
+    for r, c in zip(*np.nonzero(givens == 0)):
+        box = givens[r // br * br:(r // br + 1) * br, c // bc * bc:(c // bc + 1) * bc]
+        seen = {*givens[r].tolist(), *givens[:, c].tolist(), *box.ravel().tolist()}
+        if digits <= seen:
+            stuck.append((int(r), int(c)))
+    if not stuck:
+        return []
+    whose = "its" if len(stuck) == 1 else "each one's"
+    return [Violation("ceNoNum", f"{cells_named(stuck)} can take no digit 1-{n}: {whose} row, "
+                                 "column and box hold every one already", tuple(stuck))]
 
 
 def _duplicates(grid, cells, code, where):

@@ -145,8 +145,12 @@ def encode_body(clues: list[tuple[int, ...]]) -> str:
 def ring_runs(shaded: np.ndarray, r: int, c: int) -> list[int]:
     """Lengths of the shaded runs around (r, c), read circularly; [0] when none is shaded."""
     rows, cols = shaded.shape
-    ring = [0 <= r + dr < rows and 0 <= c + dc < cols and bool(shaded[r + dr, c + dc])
-            for dr, dc in RING]
+    return runs_of([0 <= r + dr < rows and 0 <= c + dc < cols and bool(shaded[r + dr, c + dc])
+                    for dr, dc in RING])
+
+
+def runs_of(ring: list[bool]) -> list[int]:
+    """Lengths of the shaded runs of a ring of 8 cells in RING order, read circularly."""
     if all(ring):
         return [8]
     start = ring.index(False)  # read from an unshaded cell so that no run wraps around
@@ -172,6 +176,19 @@ def clue_met(clue: tuple[int, ...], runs: list[int]) -> bool:
             return False
         left.remove(v)
     return True
+
+
+def ring_can_meet(clue: tuple[int, ...], free: list[bool]) -> bool:
+    """Whether some shading of the ring's free cells (in RING order; off the board and clue
+    cells are not free) meets the clue: all 2^k shadings of its k <= 8 free cells, tried."""
+    at = [k for k, f in enumerate(free) if f]
+    for mask in range(1 << len(at)):
+        ring = [False] * len(RING)
+        for bit, k in enumerate(at):
+            ring[k] = bool(mask >> bit & 1)
+        if clue_met(clue, runs_of(ring)):
+            return True
+    return False
 
 
 # -- the codec --------------------------------------------------------------------------------
@@ -286,6 +303,24 @@ class TapaCodec(ClueShadingTokens, GridCodec):
                                          f"{cell_name(r, c)} sees shaded runs "
                                          f"{' '.join(map(str, runs))}",
                                          ((r, c),)))
+        return out
+
+    def puzzle_violations(self, puzzle):
+        """Clues that no shading of their own ring can meet: a ring's cells off the board or
+        holding clues stay unshaded, so a 4 in a corner (three neighbours) or 3 beside another
+        clue in a corner cannot be met, whatever the rest of the grid does. Exact for each
+        clue alone (every shading of its ring is tried); clues together are not checked."""
+        free = self._answer_cells(puzzle)
+        out = []
+        for r, row in enumerate(puzzle.clues):
+            for c, clue in enumerate(row):
+                ring = [0 <= r + dr < puzzle.rows and 0 <= c + dc < puzzle.cols
+                        and bool(free[r + dr, c + dc]) for dr, dc in RING]
+                if clue and not ring_can_meet(clue, ring):
+                    out.append(Violation(
+                        "ceTapaNe", f"the clue {clue_text(clue, ' ', '?')} at {cell_name(r, c)} "
+                        f"cannot be met: only {sum(ring)} of the cells around it can be shaded "
+                        "(the others are off the board or clues)", ((r, c),)))
         return out
 
     # -- augmentation ----------------------------------------------------------------------
