@@ -333,6 +333,28 @@ def test_a_wrong_pick_among_valid_rollouts_is_not_called_no_valid_solution(ckpt,
     assert "no rules-valid solution" not in out
 
 
+
+@pytest.mark.parametrize("confidence, noted", [(0.95, True), (0.5, False)])
+def test_a_confident_answer_the_rules_reject_gets_a_note(ckpt, sudoku, monkeypatch,
+                                                        confidence, noted):
+    """A 5x5 lightup for the 10x10 model was shown at "confidence 0.942" with three rule
+    violations and nothing more: Q is sure off its training data too. Said now, once."""
+    codec, puzzle, _ = sudoku
+    real = solver.solve_puzzle
+
+    def sure(*args, **kwargs):
+        res = real(*args, **kwargs)
+        assert not res.valid     # the tiny model solves nothing
+        res.confidence = confidence
+        return res
+
+    monkeypatch.setattr(solver, "solve_puzzle", sure)
+    r = ptrm("solve", codec.to_url(puzzle), "-c", ckpt, "--K", 2, "--D", 1)
+    out = " ".join(r.stdout.split())
+    assert r.exit_code == 1
+    said = f"the model is confident ({confidence:.3f}) in an answer that the rules reject"
+    assert (said in out) is noted
+
 def test_best_q_selection_reports_the_max_q_rollout(ckpt, sudoku):
     codec, puzzle, _ = sudoku
     loaded = solver.load_model(ckpt, "cpu")

@@ -367,6 +367,12 @@ def _show(res: "solver.SolveResult", matches, s: dict) -> None:
     console.print(
         f"confidence {res.confidence:.3f} (Q {res.q:+.2f}) · {res.agree}/{res.rollouts} rollouts "
         f"agree · {valid}{run} in {res.time_s:.2f} s", highlight=False, soft_wrap=True)
+    if _judges(res) and not res.valid and res.confidence >= CONFIDENT:
+        # Q is trained on puzzles like the training data; off its sizes or types it can be
+        # sure of an answer that the rules, which are never wrong, reject
+        console.print(f"[yellow]note:[/] the model is confident ({res.confidence:.3f}) in an "
+                      f"answer that {w['rejected']}: its confidence says little about this "
+                      "puzzle", highlight=False, soft_wrap=True)
     url = c.solution_url(res.puzzle, res.solution)
     if url:
         console.print(f"open: {esc(url)}", highlight=False, soft_wrap=True)
@@ -391,6 +397,9 @@ def _show(res: "solver.SolveResult", matches, s: dict) -> None:
                       highlight=False, soft_wrap=True)
 
 
+#: sigmoid(Q) from which a wrong answer gets a note that the model's confidence misled
+CONFIDENT = 0.8
+
 #: how the text output speaks of a verdict: of the rules (`Codec.has_rules`), or for a type
 #: without rules (ARC) of the expected output, all an answer is right or wrong against there;
 #: its lines are then verify's messages without their codes, which name no rule
@@ -401,13 +410,15 @@ VERDICT_WORDS = {
                          "violation(s):",
            "none": "[bold red]no rules-valid solution[/] among {rollouts}; shown: {pick}, "
                    "with {v} rule violation(s):",
-           "stopped": "an answer satisfied the rules", "valid": "valid"},
+           "stopped": "an answer satisfied the rules", "valid": "valid",
+           "rejected": "the rules reject"},
     False: {"solved": "the answer is the expected output",
             "pick_wrong": "[bold red]the {selector} pick is wrong[/] although {k} of the {n} "
                           "rollouts give the expected output (--select verified shows one):",
             "none": "[bold red]wrong[/]: none of the {rollouts} gives the expected output; "
                     "shown: {pick}:",
-            "stopped": "an answer was the expected output", "valid": "correct"},
+            "stopped": "an answer was the expected output", "valid": "correct",
+            "rejected": "is not the expected output"},
 }
 
 
