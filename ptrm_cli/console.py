@@ -42,7 +42,7 @@ class _Console(Console):
 #: and exit 1 ("unsolved") after the solve. Shakashaka's triangles become their diagonals.
 ASCII_STANDINS = {
     **dict.fromkeys("─━═", "-"), **dict.fromkeys("│┃║", "|"),
-    **dict.fromkeys("┌┐└┘├┤┬┴┼", "+"),
+    **dict.fromkeys("┌┐└┘├┤┬┴┼", "+"), **dict.fromkeys("╴╶", "-"), **dict.fromkeys("╵╷", "|"),
     "·": ".", "●": "*", "■": "#", "█": "#", "◤": "/", "◢": "/", "◥": "\\", "◣": "\\",
     "σ": "sigma", "≥": ">=", "≤": "<=", "×": "x", "…": "...", "—": "-", "–": "-",
     "•": "o", "→": "->", "✓": "ok", "✗": "x", "±": "+-", "√": "sqrt", "²": "^2", "§": "S",

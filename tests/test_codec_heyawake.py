@@ -331,6 +331,33 @@ def test_render_shows_numbers_and_shading():
     assert any("reverse" in str(span.style) for span in drawn.spans)
 
 
+
+def test_render_joins_the_walls_at_their_corners():
+    """Every corner was a `·`, walls or not, and under an answer those dots stood among the
+    unshaded cells' own: rooms now close with the junction their walls make, and a corner no
+    wall meets is a dot only on an empty board."""
+    # an L-shaped room 0 around a 2x2 room 1
+    _, parsed = registry.parse("heyawake\n0 0 0\n1 1 0\n1 1 0\n\n. . .\n. . .\n. . .")
+    assert codec.render(parsed.puzzle).plain.splitlines() == [
+        "┌───────────┐",
+        "│           │",
+        "├───────┐   │",
+        "│       │   │",
+        "│   ·   │   │",
+        "│       │   │",
+        "└───────┴───┘"]
+    answer = Solution("heyawake", np.zeros((3, 3), dtype=np.int16))
+    drawn = codec.render(parsed.puzzle, answer).plain.splitlines()
+    assert drawn[4] == "│       │   │"  # no corner dot among the answer's
+    assert drawn[1] == "│ ·   ·   · │"
+
+
+def test_a_loose_wall_ends_in_a_half_line():
+    """A border that closes no room (PPBench golden has one) stops inside a room: `╶`, `╷`."""
+    _, parsed = registry.parse("https://puzz.link/p?heyawake/8/8/022gkf3gc2007o00o01s01v07")
+    plain = codec.render(parsed.puzzle).plain
+    assert "╶───────┐" in plain and "╷" in plain
+
 # -- bad input --------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("text, match", [

@@ -29,8 +29,8 @@ def test_a_grid_wider_than_the_terminal_keeps_its_rows_whole(ckpt, monkeypatch):
     r = ptrm("solve", "-", "-c", ckpt, "--K", 1, "--D", 1, input=grid)
     assert r.exit_code in (0, 1), r.output
     lines = r.stdout.splitlines()
-    edge = "·" + "───·" * 10
-    assert lines[0] == edge and lines[4] == edge, r.stdout
+    half = "────" * 4 + "───"
+    assert lines[0] == f"┌{half}┬{half}┐" and lines[4] == f"└{half}┴{half}┘", r.stdout
     assert all(len(ln) == 41 and ln[0] == ln[-1] == "│" for ln in (lines[1], lines[3]))
 
 

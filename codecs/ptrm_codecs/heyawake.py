@@ -442,24 +442,31 @@ class HeyawakeCodec(GridCodec):
         board = puzzle.clues
         rows, cols = board.shape
         out = Text()
-        out.append(self._rule(board, -1), style="bold")
+        # a corner no wall meets is a dot on an empty board (to count cells by), and blank
+        # under an answer, whose unshaded cells are dots themselves
+        blank = "·" if solution is None else " "
+        out.append(self._rule(board, -1, blank), style="bold")
         for r in range(rows):
             out.append("│", style="bold")
             for c in range(cols):
                 out.append(self._cell(board, solution, r, c))
                 out.append("│" if c == cols - 1 or board.vwall[r, c] else " ", style="bold")
             out.append("\n")
-            out.append(self._rule(board, r), style="bold")
+            out.append(self._rule(board, r, blank), style="bold")
         out.rstrip()
         return out
 
     @staticmethod
-    def _rule(board: Board, r: int) -> str:
-        """The line under row r (-1: the top edge): a wall segment where a wall is."""
+    def _rule(board: Board, r: int, blank: str) -> str:
+        """The line under row r (-1: the top edge): a wall segment where a wall is, and at
+        each corner the junction its walls make (`┼`, `├`, `┐`, ...; `blank` where none
+        meets)."""
         rows, cols = board.shape
-        edge = r in (-1, rows - 1)
-        return "·" + "".join(("───" if edge or board.hwall[r, c] else "   ") + "·"
-                             for c in range(cols)) + "\n"
+        line = [_junction(board, r + 1, 0, blank)]
+        for c in range(cols):
+            line.append("───" if r in (-1, rows - 1) or board.hwall[r, c] else "   ")
+            line.append(_junction(board, r + 1, c + 1, blank))
+        return "".join(line) + "\n"
 
     @staticmethod
     def _cell(board: Board, solution: Solution | None, r: int, c: int) -> Text:
@@ -474,6 +481,30 @@ class HeyawakeCodec(GridCodec):
         if shaded:
             return Text(f" {SHADED_GLYPH} ", style="bold")
         return Text(f" {UNSHADED_GLYPH} " if solution is not None else "   ", style="dim")
+
+
+#: a corner's glyph by the walls that meet there: (up, right, down, left); none: _junction's
+#: `blank`
+JUNCTIONS = {
+    (1, 0, 1, 0): "│", (0, 1, 0, 1): "─",
+    (0, 1, 1, 0): "┌", (0, 0, 1, 1): "┐", (1, 1, 0, 0): "└", (1, 0, 0, 1): "┘",
+    (1, 1, 1, 0): "├", (1, 0, 1, 1): "┤", (0, 1, 1, 1): "┬", (1, 1, 0, 1): "┴",
+    (1, 1, 1, 1): "┼", (1, 0, 0, 0): "╵", (0, 1, 0, 0): "╶", (0, 0, 1, 0): "╷",
+    (0, 0, 0, 1): "╴",
+}
+
+
+def _junction(board: Board, i: int, j: int, blank: str) -> str:
+    """The glyph of grid point (i, j), the corner above and left of cell (i, j): the board's
+    edge and the room walls that end there."""
+    rows, cols = board.shape
+    side = j in (0, cols)   # on the left or right edge: the edge runs up and down
+    top = i in (0, rows)    # on the top or bottom edge: it runs left and right
+    up = i > 0 and (side or bool(board.vwall[i - 1, j - 1]))
+    down = i < rows and (side or bool(board.vwall[i, j - 1]))
+    left = j > 0 and (top or bool(board.hwall[i - 1, j - 1]))
+    right = j < cols and (top or bool(board.hwall[i - 1, j]))
+    return JUNCTIONS.get((up, right, down, left), blank)
 
 
 # -- rules, in pzpr.js checklist order ----------------------------------------------------------
