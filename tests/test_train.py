@@ -1197,3 +1197,19 @@ def test_checkpoints_say_what_the_model_trained_on(sudoku4, tmp_path):
                                    resume={"init_from": str(ckpt)}))
     meta = json.loads((Path(warm["checkpoint"]) / "config.json").read_text())["meta"]
     assert meta["trained_on"] == {"sudoku": "4x4", "lightup": "10x10"}
+
+
+def test_best_breaks_exact_accuracy_ties_by_cell_accuracy():
+    """A tiny run's exact accuracy sat at 0.0, so its first evaluated step stayed `best` though
+    a later one got 78% of cells right against 69%."""
+    from ptrm_cli.engine.train_loop import new_best
+
+    first = {"step": 100, "exact_accuracy": 0.0, "cell_accuracy": 0.693}
+    assert new_best({"exact_accuracy": 0.0, "cell_accuracy": 0.783}, first)
+    assert not new_best({"exact_accuracy": 0.0, "cell_accuracy": 0.693}, first)  # a full tie
+    assert not new_best({"exact_accuracy": 0.0, "cell_accuracy": 0.5}, first)
+    assert new_best({"exact_accuracy": 0.1, "cell_accuracy": 0.1}, first)  # exact comes first
+    assert new_best({"exact_accuracy": 0.0, "cell_accuracy": 0.0}, None)
+    older = {"step": 100, "exact_accuracy": 0.0}  # a run's state from before the tie-break
+    assert not new_best({"exact_accuracy": 0.0, "cell_accuracy": 0.9}, older)
+    assert new_best({"exact_accuracy": 0.2, "cell_accuracy": 0.9}, older)

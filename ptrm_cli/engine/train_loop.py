@@ -505,10 +505,10 @@ class Trainer:
                     self.last_eval = self.evaluate()
                     evaluated = bool(self.last_eval)
                     if evaluated:
-                        if self.best is None or (self.last_eval["exact_accuracy"]
-                                                 > self.best["exact_accuracy"]):
+                        if new_best(self.last_eval, self.best):
                             self.best = {"step": self.step,
-                                         "exact_accuracy": self.last_eval["exact_accuracy"]}
+                                         "exact_accuracy": self.last_eval["exact_accuracy"],
+                                         "cell_accuracy": self.last_eval["cell_accuracy"]}
                         rep.eval(self.step, self.last_eval, self.best)
                 every = cfg.checkpoint.every_steps
                 if evaluated or final or (every and self.step % every == 0):
@@ -604,6 +604,17 @@ def training_flops(c: TRMConfig) -> float:
     heads = 2 * c.hidden_size * c.vocab_size * c.total_len + 4 * c.hidden_size
     per_app = (fwd - heads) / (c.H_cycles * (c.L_cycles + 1))
     return fwd + 2 * ((c.L_cycles + 1) * per_app + heads)
+
+
+def new_best(val: dict, best: dict | None) -> bool:
+    """Whether a validation result makes a new `best` checkpoint: a higher exact accuracy, or
+    the same and a higher cell accuracy (a run whose exact accuracy sat at 0.0 kept its first
+    evaluated step as best, though later ones got more cells right); a full tie keeps the
+    earlier step. A best recorded without its cell accuracy (older runs) keeps every tie."""
+    if best is None:
+        return True
+    return ((val["exact_accuracy"], val["cell_accuracy"])
+            > (best["exact_accuracy"], best.get("cell_accuracy", float("inf"))))
 
 
 # -- small helpers -------------------------------------------------------------------------------
