@@ -94,7 +94,8 @@ def build(sources: Iterable[str | Path], out: str | Path | None,
     if not files:
         raise PtrmError("no source files found", hint="pass PPBench JSONL, janko JSON or "
                         "sudoku .txt files, or folders holding them")
-    if opts.types is None:
+    types_chosen = opts.types is not None
+    if not types_chosen:
         opts = replace(opts, types=default_types(opts.family))
     types = list(dict.fromkeys(src.resolve_type(t) for t in opts.types))
     codecs, family = select_family(types, opts.family)
@@ -184,7 +185,8 @@ def build(sources: Iterable[str | Path], out: str | Path | None,
         notes.append("PPBench records were read without a golden file, so golden puzzles among "
                      "them are not kept out of train/val: pass --golden golden_300.jsonl"
                      + _bundled_golden_hint())
-    notes += _reading_notes(opts, kept_types, puzzles_count, ledger.dropped_table())
+    notes += _reading_notes(opts, kept_types, puzzles_count, ledger.dropped_table(),
+                            types_chosen=types_chosen)
     for t in kept_types:  # (--train-puzzles 0 asks for no training puzzles: nothing to say)
         if puzzles_count["train"].get(t, 0) == 0 and puzzles_count["val"].get(t, 0) > 0 \
                 and opts.train_puzzles != 0:
@@ -197,8 +199,11 @@ def build(sources: Iterable[str | Path], out: str | Path | None,
     if family is None or total == 0:
         missing = [t for t in types if t not in codecs]
         read = sum(src.get("records", 0) for src in result.sources)
+        left_out = _readable_other_types(ledger.dropped_table())
         hint = (f"no codec installed for: {', '.join(missing)}" if missing else
                 "the sources hold no records (a file with only its header?)" if read == 0 else
+                f"--types left out {', '.join(left_out)}, which an installed codec reads: "
+                f"add {'it' if len(left_out) == 1 else 'them'} to --types" if left_out else
                 "see the dropped table: every record was filtered out")
         # out: None, as in a dry run (an earlier build there is not what this one wrote)
         raise BuildError("no puzzle survived the filters: nothing to write",
@@ -224,11 +229,16 @@ def build(sources: Iterable[str | Path], out: str | Path | None,
 # -- what only build() needs -------------------------------------------------------------------
 
 def _reading_notes(opts: BuildOptions, types: list[str], puzzles: dict[str, dict[str, int]],
-                   dropped: dict[str, dict[str, int]]) -> list[str]:
+                   dropped: dict[str, dict[str, int]], *, types_chosen: bool) -> list[str]:
     """What the options did that the tables do not show: the Sources table's `records` is
     what was read, not what a file holds; a validation count below --val-per-type looked like
-    the option not working."""
+    the option not working; a plugin's records left out by the default --types looked like
+    the plugin not working."""
     notes = []
+    for t, n in (_readable_other_types(dropped) if not types_chosen else {}).items():
+        notes.append(f"{n:,} {t} record(s) were left out: the default --types is "
+                     f"{','.join(opts.types)}, and an installed codec reads {t} (--types "
+                     f"{t} keeps them)")
     if opts.limit is not None:
         notes.append(f"--limit {opts.limit:,}: each non-golden file was read up to its first "
                      f"{opts.limit:,} records (the Sources table's `records`)")
@@ -247,6 +257,15 @@ def _reading_notes(opts: BuildOptions, types: list[str], puzzles: dict[str, dict
                          "the off-size ones drawn (the paper's order); --val-pool kept takes "
                          "exactly that many")
     return notes
+
+
+def _readable_other_types(dropped: dict[str, dict[str, int]]) -> dict[str, int]:
+    """The types dropped as "other type" (not in --types) that an installed codec reads, with
+    their counts: a plugin's records dropped so looked like the plugin not working."""
+    from . import codec as registry
+
+    installed = registry.registered()
+    return {t: n for t, n in dropped.get("other type", {}).items() if t in installed}
 
 
 def _identity_and_augmentation(opts: BuildOptions) -> dict:

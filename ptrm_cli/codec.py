@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import CodecNotFound, ParseError, PtrmError, did_you_mean
+from .errors import CodecNotFound, OtherType, ParseError, PtrmError, did_you_mean
 from .vocab import PAD, Vocab
 
 ENTRY_POINT_GROUP = "ptrm.codecs"
@@ -183,6 +183,11 @@ class Codec(ABC):
 
     def key(self, puzzle: Puzzle) -> str:
         """A string that identifies the puzzle (same clues, same key). Default: its URL."""
+        if type(self).to_url is Codec.to_url:  # no URL form: "no URL" alone named no fix
+            raise PtrmError(f"{self.name}: no key: the default key is the puzzle's puzz.link "
+                            "URL, and this codec writes none",
+                            hint="override Codec.key with text your parse reads back "
+                                 "(docs/PLUGINS.md, section 2)")
         return self.to_url(puzzle)
 
     # -- tokens ----------------------------------------------------------------------------
@@ -439,23 +444,38 @@ def violations_of(codec: Codec, puzzle: Puzzle, solution: Solution) -> list[Viol
                f"puzzle, as decode, parse or from_record gave it)"
                if shape != (puzzle.rows, puzzle.cols) else "")
         raise bug(codec, f"raised {type(e).__name__} in verify{odd}: {e}") from e
-    return _checked_violations(codec, found)
+    # an answer may be larger than its puzzle (ARC's outputs), and its cells are named too
+    bounds = (max(puzzle.rows, shape[0]), max(puzzle.cols, shape[1]))
+    return _checked_violations(codec, found, bounds=bounds)
 
 
 def puzzle_violations_of(codec: Codec, puzzle: Puzzle) -> list[Violation]:
     """`codec.puzzle_violations`, held to its contract as `violations_of` holds `verify`."""
     with contract(codec, "puzzle_violations"):
         found = codec.puzzle_violations(puzzle)
-    return _checked_violations(codec, found, "puzzle_violations")
+    return _checked_violations(codec, found, "puzzle_violations",
+                               bounds=(puzzle.rows, puzzle.cols))
 
 
-def _checked_violations(codec: Codec, found, method: str = "verify") -> list[Violation]:
-    """`method`'s answer as a list, if it is a list of Violation, else a CodecBug."""
+def _checked_violations(codec: Codec, found, method: str = "verify", *,
+                        bounds: tuple[int, int]) -> list[Violation]:
+    """`method`'s answer as a list, if it is a list of Violation whose cells are (row, col)
+    pairs on a board of `bounds` rows and columns, else a CodecBug (cells off the board were
+    printed as `r51c51` and pointed the user at nothing)."""
     out = list(found) if isinstance(found, (list, tuple)) else None
     if out is None or not all(isinstance(v, Violation) for v in out):
         kind = type(found).__name__ if out is None else \
             type(next(v for v in out if not isinstance(v, Violation))).__name__
         raise bug(codec, f"{method} returned a {kind} where a list of Violation belongs")
+    rows, cols = bounds
+    for v in out:
+        for cell in v.cells:
+            if not (isinstance(cell, (tuple, list)) and len(cell) == 2
+                    and all(isinstance(i, (int, np.integer)) for i in cell)
+                    and 0 <= cell[0] < rows and 0 <= cell[1] < cols):
+                raise bug(codec, f"{method} named the cell {cell!r} in {v.code!r}, which is "
+                                 f"not on the {rows}x{cols} board (cells are 0-based (row, "
+                                 "col) pairs)")
     return out
 
 
@@ -656,6 +676,28 @@ def detect(text: str, *, source: str | None = None) -> Codec:
     return _detect(text, source)[0]
 
 
+def type_guessed(text: str) -> bool:
+    """Whether `detect` takes `text`'s type from a codec's `sniff`: the text names none (a
+    plain grid without a type line), so the type is a guess that may be wrong."""
+    try:
+        return not text.strip().startswith("{") and _detect(text, None)[1]
+    except PtrmError:
+        return False
+
+
+def other_type_hint(e: OtherType) -> str:
+    """What to do when --codec named a codec and the input is a puzzle of another type."""
+    other = type_named(e.found)
+    return "drop --codec to read the type from the input" + (
+        f", or pass --codec {other.name}" if other is not None else "")
+
+
+def guessed_hint(codec: Codec) -> str:
+    """What to do when a guessed type (`type_guessed`) was the wrong one."""
+    return (f"the text names no type and reads like {codec.name}; if it is another type, "
+            "start it with a line naming the type, or pass --codec TYPE")
+
+
 def _detect(text: str, source: str | None) -> tuple[Codec, bool]:
     """`detect`'s codec, and whether it was claimed by `sniff` (the text names no type)."""
     stripped = text.strip()
@@ -718,8 +760,9 @@ def parse(text: str, *, codec: str | None = None,
             parsed = c.parse(text, source=source)
     except ParseError as e:
         if sniffed and e.hint is None:  # a grid of another type that looks like this one
-            e.hint = (f"the text names no type and reads like {c.name}; if it is another "
-                      "type, start it with a line naming the type, or pass --codec TYPE")
+            e.hint = guessed_hint(c)
+        elif codec and isinstance(e, OtherType) and e.hint is None:  # --codec chose wrong
+            e.hint = other_type_hint(e)
         raise
     if not isinstance(parsed, Parsed) or not isinstance(parsed.puzzle, Puzzle):
         raise bug(c, f"parse returned {type(parsed).__name__}, not Parsed(puzzle, ...)")

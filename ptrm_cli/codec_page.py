@@ -71,7 +71,7 @@ def model_standing(codec: Codec) -> str | None:
     """Where the bundled model stands on this type, in a sentence, from its config.json: which
     size it trained on and its validation score there (one noiseless pass, the trainer's
     measure). None without a bundled model."""
-    from .models import default_card
+    from .models import default_card, not_for
 
     card = default_card()
     if card is None:
@@ -79,11 +79,8 @@ def model_standing(codec: Codec) -> str | None:
     family, meta = card
     name = codec.name
     if family not in {f.name for f in codec.families}:
-        own = ", ".join(f.name for f in codec.families)
-        own = f"the {own} famil{'ies' if len(codec.families) > 1 else 'y'}"
-        return (f"the bundled model does not solve {name} puzzles (it reads the {family} token "
-                f"family, and {name} is encoded in {own}): give -c CHECKPOINT, a model "
-                f"trained on {name}")
+        return (f"{not_for(name, family, [f.name for f in codec.families])}: give -c "
+                f"CHECKPOINT, a model trained on {name}")
     trained = meta.get("trained_on")
     size = trained.get(name, trained.get("*")) if isinstance(trained, dict) else None
     if not isinstance(size, str):

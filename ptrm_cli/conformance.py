@@ -15,6 +15,7 @@ the mutation check expects every single-cell change of a solution to break a rul
 
 What is checked:
   * registration: an entry point in `ptrm.codecs` named like the codec loads this codec class;
+  * signatures: `parse` and `from_record` take the `source=` keyword ptrm passes;
   * families: a non-empty tuple of Family, each with a vocabulary named like it that starts
     with "pad" (id 0), and seq_len = rows * cols;
   * `example`, where the codec sets one: its own `parse` reads it, `ptrm solve` reads it as
@@ -27,8 +28,8 @@ What is checked:
     the puzzle does not fit the family); `decode(encode_label(...))` is the solution;
     decoding arbitrary tokens never raises;
     `to_url` and `to_pzprv3`, where the codec has them, parse back (and auto-detect) to the
-    same key and solution, and without either the key itself parses back (a dataset stores
-    the puzzle as that text); each of the 8 symmetries gives a verifying solution and its inverse
+    same key, tokens and solution, and without either the key itself parses back to the same
+    tokens (a dataset stores the puzzle as that text); each of the 8 symmetries gives a verifying solution and its inverse
     gives back the original (a PtrmError marks a symmetry the type does not have); trajectory
     states agree with the solution on every filled cell, grow with k, and encode; single-cell
     changes of the solution are rejected by `verify`; `sniff`, where the codec has one,
@@ -55,8 +56,11 @@ Sample = tuple[Puzzle, Solution]
 
 def samples_from_records(codec: Codec, records: Iterable[dict], *,
                          source: str | None = None) -> list[Sample]:
-    """(puzzle, solution) pairs from dataset records the codec reads (`Codec.from_record`)."""
-    return [codec.from_record(rec, source=source) for rec in records]
+    """(puzzle, solution) pairs from dataset records the codec reads (`Codec.from_record`).
+    `source` (a file name for the codec's errors) is passed only when given: a from_record
+    that does not take it is a finding of `check_codec`, not a TypeError here."""
+    kw = {} if source is None else {"source": source}
+    return [codec.from_record(rec, **kw) for rec in records]
 
 
 def assert_conformant(codec: Codec, samples: Sequence[Sample], **options) -> None:
@@ -126,10 +130,34 @@ def _codec_problems(codec: Codec, registered: bool) -> list[str]:
             out.append(f"the `ptrm.codecs` entry point {codec.name!r} loads "
                        f"{type(found[codec.name].codec).__qualname__}, not "
                        f"{type(codec).__qualname__}")
+    out += _signature_problems(codec)
     if (why := families_problem(codec.families)) is not None:
         return out + [why]  # what `ptrm` says when it skips the plugin
     for fam in codec.families:
         out += family_problems(fam)
+    return out
+
+
+#: the keyword arguments ptrm passes to these methods, so an override must take them
+KEYWORDS = {"parse": ("source",), "from_record": ("source",)}
+
+
+def _signature_problems(codec: Codec) -> list[str]:
+    """Methods overridden without a keyword ptrm passes: `ptrm solve RECORD.json` calls
+    `from_record(record, source=...)`, and one written as `from_record(self, record)` failed
+    there only, with a TypeError blamed on the record (build-data passes no source)."""
+    import inspect
+
+    out = []
+    for method, keywords in KEYWORDS.items():
+        try:
+            inspect.signature(getattr(codec, method)).bind(None, **dict.fromkeys(keywords))
+        except TypeError:
+            want = ", ".join(f"{k}=None" for k in keywords)
+            out.append(f"{method} must take the keyword argument(s) ptrm passes: "
+                       f"def {method}(self, ..., *, {want})")
+        except ValueError:  # no signature to read (a builtin): nothing to say
+            pass
     return out
 
 
@@ -302,6 +330,10 @@ def _first_violation(codec: Codec, puzzle: Puzzle, solution: Solution) -> str | 
     found = codec.verify(puzzle, solution)
     if not _is_violations(found):
         raise _Finding(f"verify returned {_what(found)}, not a list of Violation")
+    try:  # held to the contract every caller holds it to: cells on the board, ...
+        registry.violations_of(codec, puzzle, solution)
+    except registry.CodecBug as e:
+        raise _Finding(str(e)) from None
     return f"{found[0].code} ({found[0].message})" if found else None
 
 
@@ -363,25 +395,27 @@ def _format_problems(codec: Codec, puzzle: Puzzle, solution: Solution, key: str,
     out = []
     if _overrides(codec, "to_url"):
         url = codec.to_url(puzzle)
-        out += _parsed_problems(codec, "to_url", url, key, None, detect)
+        out += _parsed_problems(codec, "to_url", url, puzzle, key, None, detect)
     if _overrides(codec, "to_pzprv3"):
         text = codec.to_pzprv3(puzzle, solution)
-        out += _parsed_problems(codec, "to_pzprv3", text, key, solution, detect)
+        out += _parsed_problems(codec, "to_pzprv3", text, puzzle, key, solution, detect)
     if not _overrides(codec, "to_url") and not _overrides(codec, "to_pzprv3") \
             and codec.name != "arc":  # ARC builds by TRM's recipe (`--family arc`), not as text
         # a dataset stores the puzzle as its key then, and build-data drops every puzzle
         # whose key does not parse back ("decode error"); records carry the type, so the key
         # need not auto-detect
         try:
-            out += _parsed_problems(codec, "key", key, key, None, detect=False)
+            out += _parsed_problems(codec, "key", key, puzzle, key, None, detect=False)
         except PtrmError as e:
             out.append(f"parse(key) fails: {e} (with no to_url or to_pzprv3, a dataset stores "
                        "each puzzle as its key: override Codec.key with text your parse reads)")
     return out
 
 
-def _parsed_problems(codec: Codec, what: str, text: str, key: str,
+def _parsed_problems(codec: Codec, what: str, text: str, puzzle: Puzzle, key: str,
                      solution: Solution | None, detect: bool) -> list[str]:
+    """`text` (written by `what`) read back: the same puzzle, by its key and by what the model
+    sees of it (a key that drops part of the puzzle, even a constant one, gives itself back)."""
     out = []
     parsed = codec.parse(text, source=what)
     if not isinstance(parsed, Parsed):
@@ -389,6 +423,9 @@ def _parsed_problems(codec: Codec, what: str, text: str, key: str,
     if codec.key(parsed.puzzle) != key:
         out.append(f"parse({what}) gives a different puzzle: key {codec.key(parsed.puzzle)!r} "
                    f"!= {key!r}")
+    elif not _same_tokens(codec, parsed.puzzle, puzzle):
+        out.append(f"parse({what}) gives a puzzle that encodes differently from the original: "
+                   f"{what} loses part of it (a dataset stores each puzzle as its key or URL)")
     if solution is not None and parsed.solution != solution:
         out.append(f"parse({what}) does not give back the solution")
     if detect:
@@ -400,6 +437,16 @@ def _parsed_problems(codec: Codec, what: str, text: str, key: str,
             if found.name != codec.name:
                 out.append(f"auto-detection reads {what} as {found.name!r}")
     return out
+
+
+def _same_tokens(codec: Codec, a: Puzzle, b: Puzzle) -> bool:
+    """Whether two puzzles encode alike in the codec's first family (True where the puzzle
+    does not fit that family: nothing to compare there)."""
+    fam = codec.families[0]
+    try:
+        return np.array_equal(codec.encode(a, family=fam), codec.encode(b, family=fam))
+    except PtrmError:
+        return True
 
 
 def _transform_problems(codec: Codec, puzzle: Puzzle, solution: Solution, key: str) -> list[str]:

@@ -219,6 +219,8 @@ def _parse_record(text: str, *, codec: str | None, source: str | None) -> tuple[
             field = "pid" if record.get("pid") else "type"
             e.hint = (f"the record's {field!r} says {name!r}: correct it, or pass --codec "
                       f"{e.found} to read it as what it is")
+        elif e.hint is None:
+            e.hint = registry.other_type_hint(e)
         raise
     if not (isinstance(got, tuple) and len(got) == 2 and isinstance(got[0], Puzzle)):
         raise registry.bug(c, f"from_record returned {type(got).__name__}, not (puzzle, "
@@ -414,12 +416,28 @@ def family_for(codec: Codec, loaded: LoadedModel) -> Family:
                  f"step_N --family NAME --out DIR`; {loaded.path} was converted "
                  "without one)"))
         adopt_vocab(loaded, fits[0].vocab)
+    if loaded.vocab.family not in {f.vocab.family for f in codec.families} and _bundled(loaded):
+        from .models import not_for  # said as `ptrm codecs TYPE` says it, not "-c" advice alone
+
+        raise PtrmError(not_for(codec.name, loaded.vocab.family,
+                                [f.name for f in codec.families]),
+                        hint=f"pass -c CHECKPOINT, a model trained on {codec.name}: `ptrm "
+                             f"build-data SOURCES --family {codec.families[0].name}`, then "
+                             "`ptrm train` (docs/PLUGINS.md, section 5)")
     family = codec.family_for(loaded.vocab)
     if family.seq_len != loaded.config.seq_len:
         raise PtrmError(f"the model reads {loaded.config.seq_len} tokens but {codec.name}'s "
                         f"{family.name!r} family has {family.seq_len} "
                         f"({family.rows}x{family.cols})")
     return family
+
+
+def _bundled(loaded: LoadedModel) -> bool:
+    """Whether `loaded` is the bundled model (the user passed no -c)."""
+    from .models import default_checkpoint
+
+    default = default_checkpoint()
+    return default is not None and Path(loaded.path).resolve() == default.resolve()
 
 
 def has_no_table(loaded: LoadedModel) -> bool:
@@ -595,16 +613,19 @@ def encode_puzzle(codec: Codec, puzzle: Puzzle, family: Family, source: str | No
         raise ParseError(str(e), source=source, hint=e.hint) from None
 
 
-def check_solvable(codec: Codec, puzzle: Puzzle, source: str | None = None) -> None:
+def check_solvable(codec: Codec, puzzle: Puzzle, source: str | None = None, *,
+                   guessed: bool = False) -> None:
     """A ParseError naming `source` for a puzzle that no answer can solve, by the rules its
     codec finds it breaks itself (`Codec.puzzle_violations`: a maze with no route from S to
-    G): said at once, where rollouts would all fail and only then say why."""
+    G): said at once, where rollouts would all fail and only then say why. `guessed`: the
+    type was read off a grid that names none (`registry.type_guessed`), so the puzzle may be
+    another type's, which the hint says how to name."""
     found = registry.puzzle_violations_of(codec, puzzle)
     if found:
+        hint = "no model was run: no answer can satisfy the rules of the puzzle as written"
         raise ParseError(f"this {codec.name} cannot be solved: "
-                         + "; ".join(registry.placed(v) for v in found),
-                         source=source, hint="no model was run: no answer can satisfy the "
-                                             "rules of the puzzle as written")
+                         + "; ".join(registry.placed(v) for v in found), source=source,
+                         hint=f"{hint}; {registry.guessed_hint(codec)}" if guessed else hint)
 
 
 def solve_puzzle(loaded: LoadedModel, codec: Codec, puzzle: Puzzle, family: Family, *,

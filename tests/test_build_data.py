@@ -877,3 +877,26 @@ def test_a_pipe_as_a_source_is_named_as_one(tmp_path):
         B.collect_sources([], golden=[fifo])
     with pytest.raises(B.PtrmError, match="no such file or folder"):
         B.collect_sources([tmp_path / "missing.jsonl"])
+
+
+def test_records_of_an_installed_type_left_out_by_default_types_are_named(tmp_path):
+    """A plugin's records in a file built without --types were dropped as "other type
+    (PPBench's other types; unknown pids)", which reads as the plugin not working. Maze (not
+    one of the six default types) stands in for the plugin."""
+    if not {"maze", "sudoku"} <= installed():
+        pytest.skip("needs the maze and sudoku codecs")
+    maze = {"type": "maze", "text": registry.get("maze").example,
+            "answer": [[0] * 7 for _ in range(7)]}
+    f = tmp_path / "mazes.jsonl"
+    f.write_text(json.dumps(maze) + "\n")
+    with pytest.raises(B.BuildError) as err:  # nothing kept: the hint says why
+        B.build([f], None, opts(types=None))  # as the command passes no --types
+    assert err.value.hint == ("--types left out maze, which an installed codec reads: add it "
+                              "to --types")
+    assert err.value.result.notes[-1] == (
+        f"1 maze record(s) were left out: the default --types is {','.join(B.PPBENCH_TYPES)}, "
+        "and an installed codec reads maze (--types maze keeps them)")
+    with pytest.raises(B.BuildError) as chosen:  # --types chose: no note, the same hint
+        B.build([f], None, opts(types=("sudoku",)))
+    assert not any("maze" in n for n in chosen.value.result.notes)
+    assert chosen.value.hint == err.value.hint

@@ -12,6 +12,7 @@ import pytest
 from ptrm_cli import codec as registry
 from ptrm_cli.codec import Solution
 from ptrm_cli.conformance import assert_conformant, check_codec, samples_from_records
+from ptrm_cli.errors import PtrmError
 
 import pzpr_oracle
 
@@ -395,3 +396,71 @@ def test_catches_a_legend_that_misses_a_value_or_has_no_words(sudoku_samples):
     assert [p for p in problems if p.startswith("legend")] == [
         f"legend is not {registry.LEGEND_SHAPE}: {Wordless.legend!r:.80}"], problems
     assert not [p for p in _problems(cls, samples, mutations=False) if "legend" in p]
+
+
+def test_catches_a_from_record_without_the_source_keyword(sudoku_samples):
+    """Written as docs/PLUGINS.md's table once showed it, `from_record(self, record)` passed
+    conformance and `ptrm build-data`, then `ptrm solve RECORD.json` (which passes source=)
+    failed with a TypeError blamed on the record."""
+    cls, samples = sudoku_samples
+
+    class NoSource(cls):
+        def from_record(self, record):
+            return super().from_record(record)
+
+    problems = _problems(NoSource, samples[:1], registered=False, mutations=False)
+    assert problems == ["from_record must take the keyword argument(s) ptrm passes: "
+                        "def from_record(self, ..., *, source=None)"]
+    records = pzpr_oracle.golden_by_type("sudoku")[:1]
+    assert len(samples_from_records(NoSource(), records)) == 1  # no source given: none passed
+
+
+def test_catches_a_key_that_loses_part_of_the_puzzle(sudoku_samples):
+    """A key that gives itself back but drops the givens (here: every one) passed, and a
+    dataset would have stored every puzzle as the empty board."""
+    cls, samples = sudoku_samples
+
+    class Lossy(cls):  # no writers: the key is the dataset's text
+        to_url = registry.Codec.to_url
+        to_pzprv3 = registry.Codec.to_pzprv3
+
+        def key(self, puzzle):
+            return "sudoku\n" + "\n".join([". " * puzzle.cols] * puzzle.rows)
+
+    problems = _problems(Lossy, samples[:1], registered=False, mutations=False)
+    assert any("parse(key) gives a puzzle that encodes differently from the original" in p
+               for p in problems), problems
+
+
+def test_catches_violation_cells_off_the_board(sudoku_samples):
+    """A verify naming cells 50 rows past the board passed, and `ptrm solve` printed
+    `r51c51`; every caller now holds verify to cells on the board."""
+    cls, samples = sudoku_samples
+
+    class Far(cls):
+        def verify(self, puzzle, solution):
+            return [registry.Violation(v.code, v.message,
+                                       tuple((r + 50, c + 50) for r, c in v.cells))
+                    for v in super().verify(puzzle, solution)]
+
+    problems = _problems(Far, samples[:1], registered=False)
+    assert any("which is not on the 9x9 board" in p for p in problems), problems
+    puzzle, solution = samples[0]
+    wrong = registry.Solution("sudoku", np.zeros_like(solution.grid))  # every blank empty
+    with pytest.raises(registry.CodecBug, match=r"named the cell \(5\d, 5\d\)"):
+        registry.violations_of(Far(), puzzle, wrong)
+
+
+def test_a_codec_without_url_or_key_is_told_to_override_key(sudoku_samples):
+    """`ptrm build-data` dropped every record as "decode error: PtrmError: binairo: no
+    puzz.link URL form", which named no fix."""
+    cls, samples = sudoku_samples
+
+    class NoKey(cls):
+        to_url = registry.Codec.to_url
+        key = registry.Codec.key
+
+    with pytest.raises(PtrmError, match="no key: the default key is the puzzle's puzz.link URL, "
+                                        "and this codec writes none") as err:
+        NoKey().key(samples[0][0])
+    assert err.value.hint.startswith("override Codec.key with text your parse reads back")

@@ -160,3 +160,21 @@ def test_solve_stops_before_the_model(installed_codec, name, board, tmp_path, mo
     assert r.exit_code == 2, text
     assert f"{path}: this {name} cannot be solved: {said}" in text
     assert "no model was run" in text and r.stdout == ""
+    assert "names no type" not in text  # the file's first line named it
+
+
+def test_a_grid_that_names_no_type_is_told_how_to_name_it(installed_codec, tmp_path):
+    """A binairo grid of 0s and 1s without its type line reads as a sudoku, which its
+    repeated digits break: the refusal now says the type was a guess, and how to name it."""
+    from typer.testing import CliRunner
+
+    from ptrm_cli.app import app
+
+    installed_codec("sudoku")
+    path = tmp_path / "grid.txt"
+    path.write_text("1 1 0 0\n0 0 1 1\n1 0 . .\n. . . .\n")
+    r = CliRunner().invoke(app, ["solve", str(path), "--device", "cpu"])
+    text = " ".join(r.output.split())
+    assert r.exit_code == 2 and "this sudoku cannot be solved" in text
+    assert ("the text names no type and reads like sudoku; if it is another type, start it "
+            "with a line naming the type, or pass --codec TYPE") in text

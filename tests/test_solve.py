@@ -805,6 +805,21 @@ def test_the_bundled_model_says_what_it_trained_on():
                                           "sudoku": "9x9", "tapa": "10x10"}
 
 
+
+def test_a_type_the_bundled_model_cannot_read_says_so_in_its_words(installed_codec, tmp_path):
+    """Without -c it said "codec 'maze' cannot encode for a 'ppbench' model", naming a model
+    the user never chose, and its recipe left out the family to build: it now says it as
+    `ptrm codecs maze` does, and the hint gives the family."""
+    installed_codec("maze")
+    path = tmp_path / "m.txt"
+    path.write_text("maze\nS . #\n# . #\n# . G\n")
+    r = ptrm("solve", path, "--K", 1, "--D", 1)
+    out = " ".join(r.output.split())
+    assert r.exit_code == 2
+    assert ("the bundled model does not solve maze puzzles (it reads the ppbench token family, "
+            "and maze is encoded in the maze family)") in out
+    assert "`ptrm build-data SOURCES --family maze`, then `ptrm train`" in out
+
 def test_cpu_threads_leave_busy_cores_alone(monkeypatch):
     """ptrm solve's CPU thread rule, public for library users: the cores the 1-minute load
     leaves idle, at least one (two threads ran 6x slower than one at load 12 on 2 cores)."""

@@ -77,14 +77,13 @@ class GridCodec(Codec):
 
     def _other_type(self, what: str, written: str, *, source: str | None,
                     line: int | None = None) -> OtherType:
-        """The input names another type than this codec's (`--codec` chose the codec; a
-        record's type field rewrites the hint): one message for URLs and pzprv3 text, naming
-        the type as ptrm does ("akari" is lightup) so that the `--codec` the hint offers works."""
+        """The input names another type than this codec's: one message for URLs and pzprv3
+        text, naming the type as ptrm does ("akari" is lightup); ptrm adds the hint for
+        whatever chose this codec (`--codec`, a record's type field)."""
         other = registry.type_named(written)
         name = other.name if other is not None else written
         return OtherType(f"{what} is a {name!r} puzzle, not {self.name!r}", source=source,
-                         line=line, found=name, hint="drop --codec to read the type from the "
-                         "input" + (f", or pass --codec {name}" if other is not None else ""))
+                         line=line, found=name)
 
     def parse_url(self, url: formats.Url, *, source: str | None = None) -> Parsed:
         raise ParseError(f"{self.name}: puzz.link URLs are not supported", source=source)

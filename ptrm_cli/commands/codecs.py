@@ -147,14 +147,21 @@ def _show_inputs(codec, example) -> None:
 
 
 def _drawn(codec, puzzle):
-    """The codec's drawing of the puzzle, or None: on this page it is an aid, and a render
-    that breaks leaves the text alone (`ptrm solve` reports it)."""
+    """The codec's drawing of the puzzle, or None: on this page it is an aid, so a render
+    that breaks leaves the text alone, with a warning (a plugin's author saw the page without
+    its drawing and no word of why)."""
     try:
         with registry.contract(codec, "render"):
             drawn = codec.render(puzzle)
-    except registry.CodecBug:
-        return None
-    return drawn if registry.render_problem("render", drawn) is None else None
+        why = registry.render_problem("render", drawn)
+        why = None if why is None else str(registry.bug(codec, why))
+    except registry.CodecBug as e:
+        why = str(e)
+    if why is None:
+        return drawn
+    err_console.print(f"[yellow]warning:[/] {esc(why)} (the example is shown as text only)",
+                      highlight=False, soft_wrap=True)
+    return None
 
 
 def _refuse_broken_plugin(name: str) -> None:

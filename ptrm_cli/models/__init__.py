@@ -36,3 +36,12 @@ def default_card() -> tuple[str, dict] | None:
     except (OSError, ValueError, KeyError, TypeError):
         return None
     return (family, meta) if isinstance(family, str) and isinstance(meta, dict) else None
+
+
+def not_for(name: str, model_family: str, codec_families: list[str]) -> str:
+    """Why the bundled model cannot solve a type: its token family is not one the type is
+    encoded in (`ptrm codecs TYPE` and `ptrm solve` say it alike)."""
+    own = ", ".join(codec_families)
+    own = f"the {own} famil{'ies' if len(codec_families) > 1 else 'y'}"
+    return (f"the bundled model does not solve {name} puzzles (it reads the {model_family} "
+            f"token family, and {name} is encoded in {own})")
