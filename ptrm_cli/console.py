@@ -98,8 +98,9 @@ def esc(value) -> str:
 def fraction_progress(label: str, every: float = 0.1) -> Iterator[Callable[[float], None]]:
     """Progress of work measured as a fraction done; yields `update(fraction)`. A bar on a
     terminal; elsewhere (a log file, CI, a GPU machine's captured output, where a live bar
-    prints nothing) one line each time another `every` of the work is done, so a run cut
-    short still shows how far it got and how fast it went."""
+    prints nothing) `progress_lines`: a line each time another `every` of the work is done,
+    and at least once a minute while it moves, so a run cut short still shows how far it got
+    and how fast it went."""
     if err_console.is_terminal:
         from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, \
             TimeElapsedColumn, TimeRemainingColumn
@@ -115,21 +116,24 @@ def fraction_progress(label: str, every: float = 0.1) -> Iterator[Callable[[floa
 def progress_lines(label: str, every: float = 0.1,
                    at_least_every_s: float = 60.0) -> Callable[[float], None]:
     """`update(fraction)` that prints a line on stderr each time another `every` of the work
-    is done, and at least every `at_least_every_s` seconds while work moves: progress where no
-    live bar can be drawn. (By tenths alone, an evaluation of some hours on a CPU said nothing
-    for its first half hour, and never how long it would take.)"""
+    is done, and when `at_least_every_s` seconds have passed since the last line if the work
+    moved (as often as the caller reports it): progress where no live bar can be drawn. (By
+    tenths alone, a CPU evaluation of some hours said nothing for its first half hour, and
+    gave the time left in seconds.)"""
     t0 = time.perf_counter()
     shown, last = 0, t0
 
     def update(fraction: float) -> None:
         nonlocal shown, last
+        fraction = min(1.0, fraction)
         now = time.perf_counter()
         reached = int(fraction / every + 1e-9)
         if fraction <= 0 or (reached <= shown and now - last < at_least_every_s):
             return
         shown, last = max(shown, reached), now
         elapsed = now - t0
-        err_console.print(f"{label} {fraction:.0%} · {duration(elapsed)} elapsed · "
+        done = f"{fraction:.1%}" if fraction < 0.1 else f"{fraction:.0%}"
+        err_console.print(f"{label} {done} · {duration(elapsed)} elapsed · "
                           f"~{duration(elapsed * (1 - fraction) / fraction)} left",
                           highlight=False)
 
@@ -138,8 +142,8 @@ def progress_lines(label: str, every: float = 0.1,
 
 def duration(seconds: float) -> str:
     """A time span as people say it: 42 s, 12 min, 3.4 h."""
-    if seconds < 100:
-        return f"{seconds:.0f} s"
-    if seconds < 5400:
-        return f"{seconds / 60:.0f} min"
+    if round(seconds) < 100:
+        return f"{round(seconds)} s"
+    if round(seconds / 60) < 90:
+        return f"{round(seconds / 60)} min"
     return f"{seconds / 3600:.1f} h"

@@ -235,6 +235,15 @@ def run_keys(s: "EvalSettings") -> list[str]:
     return [det_key(d) for d in s.det_D] + [ptrm_key(sg, sd) for sg in s.sigmas for sd in s.seeds]
 
 
+def steps_to_run(P: int, s: EvalSettings, saved: SavedRuns) -> int:
+    """The supervision steps (of one puzzle's row) that an evaluation of P puzzles still has
+    to run: each TRM baseline's D, and K*D for each σ and seed, less the runs `saved` holds."""
+    det_steps = sum(d for d in s.det_D if saved.get(det_key(d)) is None)
+    ptrm_runs = sum(_stale(saved.get(ptrm_key(sg, sd)), *_records(s, si, sd))
+                    for si, sg in enumerate(s.sigmas) for sd in s.seeds)
+    return P * (det_steps + s.K * s.D * ptrm_runs)
+
+
 def run_eval(loaded: LoadedModel, ev: EvalSet, s: EvalSettings, *,
              progress: Callable[[float], None] | None = None,
              saved: SavedRuns | None = None) -> dict:
@@ -253,10 +262,7 @@ def run_eval(loaded: LoadedModel, ev: EvalSet, s: EvalSettings, *,
     saved = saved or SavedRuns.disabled()
     # progress counts only what this command computes: restored runs counted as done made a
     # resumed run's time left an estimate from the warm-up alone (~12 s left where 40 s were)
-    det_steps = sum(d for d in s.det_D if saved.get(det_key(d)) is None)
-    ptrm_runs = sum(_stale(saved.get(ptrm_key(sg, sd)), *_records(s, si, sd))
-                    for si, sg in enumerate(s.sigmas) for sd in s.seeds)
-    units_total = P * (det_steps + s.K * s.D * ptrm_runs)
+    units_total = steps_to_run(P, s, saved)
     units_done = 0.0
 
     def run(K, D, sigma, seed, record, chunk_rows):

@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import argparse
 import gc
+import gzip
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -156,18 +158,10 @@ def idle_gaps(tr: Trainer, n: int, device: torch.device) -> dict:
     """Where the device waits during n more updates: its idle time (no kernel running on any
     stream) and the largest gaps, each with the kernels before and after it. On a CPU the
     same over the top-level ops (a check of the script, not a measurement)."""
-    from torch.profiler import ProfilerActivity, profile
+    from torch.profiler import profile
 
     cuda = device.type == "cuda"
-    # The host must be ahead when profiling starts, as it is in a long run: after a sync the
-    # device waits on the first update's eager part (the batch's copies, the embedding), and
-    # those gaps (session 19's "2 ms an update") would be counted as if every update had them.
-    # A process's first profiler session also starts CUPTI, which stalls the host: spend it.
-    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
-    with profile(activities=acts):
-        tr.train_step()
-    for _ in range(2):
-        tr.train_step()
+    acts = _host_ahead(tr, device)
     with profile(activities=acts) as prof:
         for _ in range(n):
             tr.train_step()
@@ -195,18 +189,36 @@ def idle_gaps(tr: Trainer, n: int, device: torch.device) -> dict:
                         for g in gaps[:12]]}
 
 
+def _host_ahead(tr: Trainer, device: torch.device) -> list:
+    """Get the host ahead of the device, as it is in a long run, before a profile starts (and
+    return the profiler activities for it): after a sync the device waits on the first
+    update's eager part (the batch's copies, the embedding), and those gaps (session 19's "2 ms
+    an update") would be counted as if every update had them. A process's first profiler
+    session also starts CUPTI, which stalls the host: it is spent here, on one update."""
+    from torch.profiler import ProfilerActivity, profile
+
+    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
+    with profile(activities=acts):
+        tr.train_step()
+    for _ in range(2):
+        tr.train_step()
+    return acts
+
+
 def host_waits(tr: Trainer, n: int, device: torch.device, trace: str | None) -> dict:
     """Where the host is held back during n more updates: every CUDA runtime call that took
     over 50 us on the host (a stream or event sync, a blocking copy, a pinned allocation, a
     launch into a full queue), grouped by call and by the Python line it came from; and every
     synchronizing op that torch's sync debug mode reports. `trace`: also write the profile as
-    a gzipped Chrome trace there (chrome://tracing, ui.perfetto.dev)."""
+    a gzipped Chrome trace there (chrome://tracing, ui.perfetto.dev). On a GPU the profiler
+    links runtime calls to their ops but not to Python lines ("@ outside our code")."""
     import traceback
     import warnings
 
-    from torch.profiler import ProfilerActivity, profile
+    from torch.profiler import profile
 
     cuda = device.type == "cuda"
+    acts = _host_ahead(tr, device)
     syncs: dict[str, int] = {}
 
     def note(message, category, filename, lineno, file=None, line=None):
@@ -218,15 +230,13 @@ def host_waits(tr: Trainer, n: int, device: torch.device, trace: str | None) -> 
         key = f"{str(message)[:60]} at {Path(f.filename).name}:{f.lineno} ({f.line})"
         syncs[key] = syncs.get(key, 0) + 1
 
-    shown = warnings.showwarning
-    with warnings.catch_warnings():
+    with warnings.catch_warnings():  # restores showwarning too
         warnings.simplefilter("always")
         warnings.showwarning = note
         if cuda:
             torch.cuda.set_sync_debug_mode("warn")
         try:
-            with profile(activities=[ProfilerActivity.CPU] +
-                         ([ProfilerActivity.CUDA] if cuda else []), with_stack=True) as prof:
+            with profile(activities=acts, with_stack=True) as prof:
                 for _ in range(n):
                     tr.train_step()
                 if cuda:
@@ -234,7 +244,6 @@ def host_waits(tr: Trainer, n: int, device: torch.device, trace: str | None) -> 
         finally:
             if cuda:
                 torch.cuda.set_sync_debug_mode(0)
-            warnings.showwarning = shown
     waits: dict[str, list[float]] = {}
     for ev in prof.events():
         dur = ev.time_range.end - ev.time_range.start
@@ -248,18 +257,22 @@ def host_waits(tr: Trainer, n: int, device: torch.device, trace: str | None) -> 
                     "max_us": max(v)} for k, v in waits.items()),
                   key=lambda r: -r["us_per_update"])
     if trace:
-        import gzip
-        if dist.is_initialized():  # one trace per rank
-            trace = trace.replace(".json", f".rank{dist.get_rank()}.json")
-        import shutil
-        raw = Path(trace).with_suffix("")
-        prof.export_chrome_trace(str(raw))
-        with open(raw, "rb") as src, gzip.open(trace, "wb") as dst:
-            shutil.copyfileobj(src, dst)
-        raw.unlink()
+        _write_trace(prof, trace)
     return {"updates": n, "waits": rows[:20],
             "syncs": [{"op": k, "per_update": v / n} for k, v in
                       sorted(syncs.items(), key=lambda kv: -kv[1])]}
+
+
+def _write_trace(prof, trace: str) -> None:
+    """The profile as a gzipped Chrome trace at `trace` (FILE.json.gz; each rank of several
+    processes writes FILE.rankN.json.gz)."""
+    if dist.is_initialized() and dist.get_world_size() > 1:
+        trace = f"{trace[:-len('.json.gz')]}.rank{dist.get_rank()}.json.gz"
+    raw = Path(trace + ".tmp")
+    prof.export_chrome_trace(str(raw))
+    with open(raw, "rb") as src, gzip.open(trace, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    raw.unlink()
 
 
 def _top_aten(ev) -> bool:
@@ -373,6 +386,10 @@ def main() -> int:
     p.add_argument("--tiny", action="store_true", help="a tiny model (checks the script on CPU)")
     p.add_argument("--json", default=None, help="write the results here (rank 0)")
     args = p.parse_args()
+    if args.trace and not args.host_waits:
+        p.error("--trace writes the updates --host-waits N profiles: give both")
+    if args.trace and not args.trace.endswith(".json.gz"):
+        p.error(f"--trace {args.trace}: the file name must end in .json.gz")
     if args.tiny:
         args.hidden, args.heads, args.layers, args.T, args.n = 32, 2, 1, 2, 1
         args.batch, args.seq, args.vocab, args.prefix = 16, 16, 12, 1

@@ -331,7 +331,6 @@ def test_render_shows_numbers_and_shading():
     assert any("reverse" in str(span.style) for span in drawn.spans)
 
 
-
 def test_render_joins_the_walls_at_their_corners():
     """Every corner was a `·`, walls or not, and under an answer those dots stood among the
     unshaded cells' own: rooms now close with the junction their walls make, and a corner no
@@ -357,6 +356,7 @@ def test_a_loose_wall_ends_in_a_half_line():
     _, parsed = registry.parse("https://puzz.link/p?heyawake/8/8/022gkf3gc2007o00o01s01v07")
     plain = codec.render(parsed.puzzle).plain
     assert "╶───────┐" in plain and "╷" in plain
+
 
 # -- bad input --------------------------------------------------------------------------------
 

@@ -198,7 +198,6 @@ def test_a_plugin_whose_example_does_not_parse_keeps_its_page(with_plugin):
     assert "Some rules." in out and "1 on" in out
 
 
-
 @pytest.mark.parametrize("render, said", [
     (lambda self, puzzle, solution=None: 7, "render returned int, not a Rich renderable"),
     (lambda self, puzzle, solution=None: 1 / 0, "raised ZeroDivisionError in render")])
@@ -215,6 +214,7 @@ def test_a_render_that_breaks_is_warned_about_and_the_page_goes_on(with_plugin, 
     out = flat(result.output)
     assert "codec 'mini'" in out and said in out and "shown as text only" in out
     assert ". . . . . . . . ." in out  # the example itself, as text
+
 
 @pytest.mark.parametrize("legend", [{"0": "off"}, {0: 1}, [(0, "off")], {True: "on"},
                                     {0: "off", 1: ""}, {0: " "},  # a value that says nothing

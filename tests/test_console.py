@@ -30,7 +30,6 @@ def test_fraction_progress_prints_a_line_per_tenth_off_a_terminal(monkeypatch):
     assert lines[-1].endswith("~0 s left")
 
 
-
 def test_progress_lines_report_at_least_every_minute_in_human_units(monkeypatch):
     """By tenths alone, a CPU evaluation of ~5 hours printed its first line after half an
     hour, with the time left in seconds ("~16200 s left")."""
@@ -43,14 +42,16 @@ def test_progress_lines_report_at_least_every_minute_in_human_units(monkeypatch)
         update(fraction)
     lines = buf.getvalue().splitlines()
     # 1.5 min: a line (a minute since the start); 2.0: none (30 s later, same tenth); 3.0: one
-    assert [line.split(" · ")[0] for line in lines] == ["eval 0%", "eval 1%"]
-    assert lines[0] == "eval 0% · 90 s elapsed · ~6.2 h left"
-    assert lines[1] == "eval 1% · 3 min elapsed · ~8.3 h left"
+    assert lines == ["eval 0.4% · 90 s elapsed · ~6.2 h left",
+                     "eval 0.6% · 3 min elapsed · ~8.3 h left"]
+    update(1.2)  # a caller's overshoot: 100%, not "~-5 s left"
+    assert buf.getvalue().splitlines()[-1] == "eval 100% · 3 min elapsed · ~0 s left"
 
 
 def test_durations_read_as_people_say_them():
-    assert [console_mod.duration(s) for s in (0, 42.4, 99, 100, 750, 5399, 5400, 12240)] == \
-        ["0 s", "42 s", "99 s", "2 min", "12 min", "90 min", "1.5 h", "3.4 h"]
+    assert [console_mod.duration(s) for s in (0, 42.4, 99, 99.6, 750, 5369, 5370, 12240)] == \
+        ["0 s", "42 s", "99 s", "2 min", "12 min", "89 min", "1.5 h", "3.4 h"]
+
 
 def test_fraction_progress_on_a_terminal_is_a_transient_bar(monkeypatch):
     buf = _captured(monkeypatch, terminal=True)

@@ -239,7 +239,6 @@ def test_eval_tables(ckpt, dataset, tmp_path):
     assert not (tmp_path / "o" / "width_scaling.png").exists()
 
 
-
 def test_a_large_cpu_evaluation_says_how_large_and_how_to_look_first(ckpt, dataset, tmp_path,
                                                                      monkeypatch):
     """`ptrm eval --split golden` on a CPU is 391,376 supervision steps of the 7M model (13.5
@@ -263,6 +262,7 @@ def test_a_large_cpu_evaluation_says_how_large_and_how_to_look_first(ckpt, datas
              "--out", tmp_path / "b", "--no-plots")
     assert r.exit_code == 130, r.output
     assert "first look" not in r.output
+
 
 def test_sigma_sweep_table_ranks_by_the_rules_as_sigma_from_does(report):
     """The σ-sweep table showed label match while sigma_sweep.png and --sigma-from rank σ by

@@ -34,6 +34,8 @@ UNSOLVABLE = [
     ("tapa", "1,1,1 . .\n. . .\n. . ."),            # three runs in three cells in a row
     ("tapa", ". 6 .\n. . .\n. . ."),                # a 6 on an edge: five neighbours
     ("tapa", "3 3 .\n. . .\n. . ."),                # the corner 3 loses a neighbour to a clue
+    ("tapa", "-,-,- . .\n. . .\n. . ."),            # three runs of any length in three cells
+    ("tapa", ". 2 ."),                              # one row: the 2's neighbours are apart
 ]
 
 #: boards at the limit: each number just fits (or clues just miss each other), and they solve
@@ -49,6 +51,8 @@ AT_THE_LIMIT = [
     ("tapa", "1,1 . .\n. . .\n. . ."),
     ("tapa", ". 5 .\n. . .\n. . ."),
     ("tapa", "2 2 .\n. . .\n. . ."),
+    ("tapa", "-,- . .\n. . .\n. . ."),
+    ("tapa", "1 . -"),                              # one row, and a lone ? met by one cell
 ]
 
 
@@ -178,3 +182,16 @@ def test_a_grid_that_names_no_type_is_told_how_to_name_it(installed_codec, tmp_p
     assert r.exit_code == 2 and "this sudoku cannot be solved" in text
     assert ("the text names no type and reads like sudoku; if it is another type, start it "
             "with a line naming the type, or pass --codec TYPE") in text
+
+
+@pytest.mark.parametrize("board, why", [
+    ("4 . .\n. . .\n. . .", "it needs 4 shaded cells around it and only 3 can be"),
+    (". 2 .", "the 2 cells around it that can be shaded cannot form those runs"),
+    ("-,-,- . .\n. . .\n. . .", "the 3 cells around it that can be shaded cannot form"),
+])
+def test_a_refused_tapa_clue_says_why_its_ring_fails(installed_codec, board, why):
+    """It said "only 2 of the cells around it can be shaded" of a 2 with two free neighbours:
+    the count is the reason only when it is short."""
+    codec, puzzle = _read("tapa", board)
+    (v,) = codec.puzzle_violations(puzzle)
+    assert why in v.message

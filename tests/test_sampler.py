@@ -75,6 +75,15 @@ def test_chunk_progress_is_reported(model, inputs):
     assert seen == [(2, 5), (4, 5), (5, 5)]
 
 
+def test_progress_within_a_chunk_comes_step_by_step(model, inputs):
+    """One chunk held a whole split's K*D-step baseline and reported only at its end: on a
+    CPU, hours without a progress line. Each step now reports its fraction of the chunk."""
+    seen = []
+    sample(model, inputs, SamplerConfig(K=2, D=4, sigma=0.1, chunk_rows=6),  # 3 puzzles a chunk
+           on_chunk=lambda done, total: seen.append(done))
+    assert seen == [0.75, 1.5, 2.25, 3, 3.5, 4, 4.5, 5]
+
+
 def test_a_puzzles_rollouts_do_not_depend_on_its_neighbours(model, inputs):
     full = run(model, inputs)
     perm = torch.tensor([3, 0, 4, 1, 2])

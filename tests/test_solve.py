@@ -333,8 +333,7 @@ def test_a_wrong_pick_among_valid_rollouts_is_not_called_no_valid_solution(ckpt,
     assert "no rules-valid solution" not in out
 
 
-
-@pytest.mark.parametrize("confidence, noted", [(0.95, True), (0.5, False)])
+@pytest.mark.parametrize("confidence, noted", [(0.95, True), (0.8, True), (0.79, False)])
 def test_a_confident_answer_the_rules_reject_gets_a_note(ckpt, sudoku, monkeypatch,
                                                         confidence, noted):
     """A 5x5 lightup for the 10x10 model was shown at "confidence 0.942" with three rule
@@ -354,6 +353,7 @@ def test_a_confident_answer_the_rules_reject_gets_a_note(ckpt, sudoku, monkeypat
     assert r.exit_code == 1
     said = f"the model is confident ({confidence:.3f}) in an answer that the rules reject"
     assert (said in out) is noted
+
 
 def test_best_q_selection_reports_the_max_q_rollout(ckpt, sudoku):
     codec, puzzle, _ = sudoku
@@ -805,7 +805,6 @@ def test_the_bundled_model_says_what_it_trained_on():
                                           "sudoku": "9x9", "tapa": "10x10"}
 
 
-
 def test_a_type_the_bundled_model_cannot_read_says_so_in_its_words(installed_codec, tmp_path):
     """Without -c it said "codec 'maze' cannot encode for a 'ppbench' model", naming a model
     the user never chose, and its recipe left out the family to build: it now says it as
@@ -819,6 +818,7 @@ def test_a_type_the_bundled_model_cannot_read_says_so_in_its_words(installed_cod
     assert ("the bundled model does not solve maze puzzles (it reads the ppbench token family, "
             "and maze is encoded in the maze family)") in out
     assert "`ptrm build-data SOURCES --family maze`, then `ptrm train`" in out
+
 
 def test_cpu_threads_leave_busy_cores_alone(monkeypatch):
     """ptrm solve's CPU thread rule, public for library users: the cores the 1-minute load

@@ -972,8 +972,7 @@ def test_ddp_reduces_every_gradient_in_one_bucket(tmp_path):
         dist.destroy_process_group()
 
 
-
-def test_ddp_leaves_the_compiled_step_in_one_graph(tmp_path):
+def test_ddp_leaves_the_compiled_step_in_one_graph(tmp_path, monkeypatch):
     """Dynamo cuts compiled code run inside DDP into one graph per gradient bucket (its
     DDPOptimizer). TRM's gradients are final only at the end of backward, so the cuts bought
     no overlap: on 4 x H100 the step became 7 graphs and lost 1.5 ms an update. wrap_ddp
@@ -1001,6 +1000,8 @@ def test_ddp_leaves_the_compiled_step_in_one_graph(tmp_path):
             return self.step(x)
 
     torch._dynamo.reset()
+    # Dynamo's default, whatever an earlier wrap_ddp in this process set (it is process-wide)
+    monkeypatch.setattr(torch._dynamo.config, "optimize_ddp", True)
     dist.init_process_group("gloo", init_method=f"file://{tmp_path / 'pg'}", rank=0,
                             world_size=1)
     try:
@@ -1011,6 +1012,7 @@ def test_ddp_leaves_the_compiled_step_in_one_graph(tmp_path):
         dist.destroy_process_group()
         torch._dynamo.reset()
     assert len(graphs) == 1
+
 
 # -- the command ---------------------------------------------------------------------------------
 

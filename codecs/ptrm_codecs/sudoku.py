@@ -27,7 +27,8 @@ Verifier codes, in pzpr.js checklist order:
   ceNoNum   cells holding no digit 1..n
 `puzzle_violations` checks the givens alone by the same rules (one function, `_rules`): givens
 that clash (bkDupNum, nmDupRow) or a given outside 1..n (ceNoNum; the readers refuse one, a
-Puzzle built in Python may hold one) can never be solved, and `ptrm solve` says so before
+Puzzle built in Python may hold one) can never be solved; nor can a blank whose row, column
+and box hold every digit already (ceNoNum, `_no_candidate`). `ptrm solve` says so before
 running a model. Messages name their cells ("digit 5 appears 2 times in row 1: r1c1, r1c5").
 """
 

@@ -191,6 +191,17 @@ def ring_can_meet(clue: tuple[int, ...], free: list[bool]) -> bool:
     return False
 
 
+def _why_unmet(clue: tuple[int, ...], free: int) -> str:
+    """Why a clue's ring cannot meet it, given its `free` cells (those that can be shaded):
+    too few of them, or too few in a row for those runs."""
+    need = sum(1 if v == UNKNOWN else v for v in clue)
+    if free < need:
+        return (f"it needs {need} shaded cells around it and only {free} can be (the others "
+                "are off the board or clues)")
+    return (f"the {free} cells around it that can be shaded cannot form those runs (the "
+            "others, off the board or clues, break the ring)")
+
+
 # -- the codec --------------------------------------------------------------------------------
 
 class TapaCodec(ClueShadingTokens, GridCodec):
@@ -319,8 +330,7 @@ class TapaCodec(ClueShadingTokens, GridCodec):
                 if clue and not ring_can_meet(clue, ring):
                     out.append(Violation(
                         "ceTapaNe", f"the clue {clue_text(clue, ' ', '?')} at {cell_name(r, c)} "
-                        f"cannot be met: only {sum(ring)} of the cells around it can be shaded "
-                        "(the others are off the board or clues)", ((r, c),)))
+                        f"cannot be met: {_why_unmet(clue, sum(ring))}", ((r, c),)))
         return out
 
     # -- augmentation ----------------------------------------------------------------------

@@ -268,7 +268,7 @@ def evaluate(
             highlight=False, soft_wrap=True)
 
         if getattr(device, "type", device) == "cpu":
-            _cpu_note(ctx, len(evset), settings, loaded.config)
+            _cpu_note(ctx, ev_mod.steps_to_run(len(evset), settings, saved), loaded.config)
         with fraction_progress("eval") as progress:
             try:
                 report = ev_mod.run_eval(loaded, evset, settings, saved=saved,
@@ -302,27 +302,26 @@ def evaluate(
 
 
 #: a CPU evaluation of more FLOPs than this, left at the protocol's size, says so up front
-#: (~10 minutes at the ~1e11 FLOP/s of two cores)
+#: (~5 minutes at the 2-3e11 FLOP/s two cores give the 7M model)
 CPU_NOTE_FLOP = 6e13
 #: the options that size an evaluation: given any of them, the user chose its size
 SIZE_OPTIONS = {"--K", "--D", "--seeds", "--limit", "--sample", "--det-D", "--sigma"}
 
 
-def _cpu_note(ctx: typer.Context, n_puzzles: int, settings, config) -> None:
+def _cpu_note(ctx: typer.Context, steps: int, config) -> None:
     """The paper's protocol (K=100, three seeds, equal-compute baselines) is hours of a CPU's
-    time for the 7M model: say how big the evaluation is and how to take a first look, unless
-    the user sized it. The progress shows the time left within a minute."""
+    time for the 7M model: say how big the evaluation is (`steps`: what is left to run, as
+    `evaluate.steps_to_run` counts it) and how to take a first look, unless the user sized
+    it. The progress lines give the time left about a minute in."""
     from ..engine.model import flops_per_step
     from ..evaluate import fmt_flops
 
-    steps = n_puzzles * (sum(settings.det_D) + settings.K * settings.D * len(settings.sigmas)
-                         * len(settings.seeds))
     flop = steps * flops_per_step(config)
     if flop < CPU_NOTE_FLOP or SIZE_OPTIONS & set(given_options(ctx, keep=set())):
         return
     err_console.print(
         f"[yellow]note:[/] on a CPU this evaluation is {steps:,} supervision steps of the model "
-        f"({fmt_flops(flop)}), long for a CPU; the time left shows within a minute. For a "
+        f"({fmt_flops(flop)}), long for a CPU; the time left shows about a minute in. For a "
         "first look: --limit 5 --K 8 --seeds 1", highlight=False, soft_wrap=True)
 
 

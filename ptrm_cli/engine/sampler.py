@@ -161,14 +161,15 @@ def add_noise_blocked(v: torch.Tensor, key_lo, key_hi, k, t, target: int,
 @torch.inference_mode()
 def sample(model: TRM, inputs: torch.Tensor, cfg: SamplerConfig, *, seed: int = 0,
            puzzle_ids: torch.Tensor | None = None,
-           on_chunk: Callable[[int, int], None] | None = None,
+           on_chunk: Callable[[float, int], None] | None = None,
            fast: bool | None = None, first_rollout: int = 0, **fast_options) -> Rollouts:
     """Run cfg.K noisy rollouts of cfg.D supervision steps for each puzzle in `inputs` [P, L].
 
     Rollouts are numbered first_rollout .. first_rollout+K-1 (their noise depends on the
     number, so rollouts 4..7 of one call are rollouts 4..7 of a call with K=8). `fast` None:
     the fast engine on CUDA (unless latents are recorded), the eager loop elsewhere;
-    `fast_options` go to fast.Engine (compile, mode, ...)."""
+    `fast_options` go to fast.Engine (compile, mode, ...). `on_chunk(done, P)`: progress in
+    puzzles done, after each chunk (the eager loop also after each step, in fractions)."""
     device = next(model.parameters()).device
     if fast is None:
         fast = device.type == "cuda" and not cfg.record_latents
@@ -196,9 +197,13 @@ def sample(model: TRM, inputs: torch.Tensor, cfg: SamplerConfig, *, seed: int = 
     preds, qs, step_qs, step_preds, latents = [], [], [], [], []
     for start in range(0, P, per_chunk):
         stop = min(P, start + per_chunk)
+        # progress within a chunk too, in fractions of puzzles: on a CPU one chunk (the
+        # K*D-step baseline of a whole split) ran for hours without a word
+        on_step = None if on_chunk is None else \
+            (lambda t, start=start, stop=stop: on_chunk(start + (stop - start) * t / cfg.D, P))
         out = _sample_chunk(model, inputs[start:stop].to(device),
                             None if puzzle_ids is None else puzzle_ids[start:stop].to(device),
-                            keys[start:stop].to(device), cfg, first_rollout)
+                            keys[start:stop].to(device), cfg, first_rollout, on_step)
         preds.append(out.preds.cpu())
         qs.append(out.q.cpu())
         if cfg.record_steps:
@@ -213,7 +218,10 @@ def sample(model: TRM, inputs: torch.Tensor, cfg: SamplerConfig, *, seed: int = 
 
 
 def _sample_chunk(model: TRM, inputs: torch.Tensor, puzzle_ids: torch.Tensor | None,
-                  keys: torch.Tensor, cfg: SamplerConfig, first_rollout: int) -> Rollouts:
+                  keys: torch.Tensor, cfg: SamplerConfig, first_rollout: int,
+                  on_step: Callable[[int], None] | None = None) -> Rollouts:
+    """cfg.K rollouts of each of these puzzles, all in one batch; `on_step(t)` after each
+    supervision step t = 1 .. D-1 (the caller reports the chunk's end itself)."""
     p, L = inputs.shape
     K, D = cfg.K, cfg.D
     rows = inputs.repeat_interleave(K, dim=0)  # puzzle-major: rows [i*K, (i+1)*K) = puzzle i
@@ -232,6 +240,8 @@ def _sample_chunk(model: TRM, inputs: torch.Tensor, puzzle_ids: torch.Tensor | N
                             torch.full_like(k, t))
         out = model.step(carry, x)
         carry = out.carry
+        if on_step is not None and t + 1 < D:
+            on_step(t + 1)
         if cfg.record_steps:
             step_q.append(out.q_halt.float().view(p, K))
             step_preds.append(out.logits.argmax(-1).to(torch.int16).view(p, K, L))

@@ -77,7 +77,8 @@ def wrap_ddp(module: nn.Module, d: DistInfo) -> nn.Module:
     # gradients are final only at the end of backward (one_bucket_mb), so the cuts buy no
     # overlap, only lost fusion and graph boundaries: on 4 x H100 the supervision step became
     # 7 compiled graphs, 26 CUDA graph launches and ~285 more kernels an update than on one
-    # card (docs/PERFORMANCE.md, "Session 20"). One graph, as on one card.
+    # card (docs/PERFORMANCE.md, "Session 20"). One graph, as on one card. (A process-wide
+    # setting: it acts only on code compiled inside a DDP forward, which is this step alone.)
     torch._dynamo.config.optimize_ddp = False
     return DDP(module, device_ids=[d.device] if d.device.type == "cuda" else None,
                bucket_cap_mb=one_bucket_mb(module), **no_sync)
