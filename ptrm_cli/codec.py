@@ -207,8 +207,8 @@ class Codec(ABC):
                 f.vocab.check_same(vocab, what=f"codec {self.name!r}", other_what="the model")
                 return f
         families = ", ".join(f.name for f in self.families)
-        raise PtrmError(f"codec {self.name!r} cannot encode for a {vocab.family!r} model "
-                        f"(its families: {families})",
+        raise PtrmError(f"codec {self.name!r} cannot encode for a model of the "
+                        f"{vocab.family!r} family (its families: {families})",
                         hint="pass -c CHECKPOINT, a model trained on "
                              + ("that family" if len(self.families) == 1 else "one of them")
                              + " (`ptrm build-data --family NAME`, then `ptrm train`)")

@@ -252,6 +252,20 @@ def test_pickled_code_is_never_executed(tmp_path):
     assert not marker.exists()
 
 
+def test_a_checkpoint_with_non_finite_weights_is_refused_by_name(step0, tmp_path):
+    """safetensors stores no checksum: 0xff bytes written over a tensor loaded as NaN weights,
+    and `ptrm solve` answered "confidence nan" and suggested more rollouts."""
+    model, vocab, meta = import_official(step0, **SETTINGS)
+    ck = save_checkpoint(tmp_path / "ck", model, vocab, meta)
+    load_checkpoint(ck)  # whole: loads
+    weights = load_file(ck / "model.safetensors")
+    name = next(k for k, t in weights.items() if t.is_floating_point() and t.numel() > 8)
+    weights[name].view(-1)[3] = float("nan")
+    save_file(weights, ck / "model.safetensors")
+    with pytest.raises(CheckpointError, match=f"the tensor {name} holds NaN or infinite") as e:
+        load_checkpoint(ck)
+    assert "copy it again" in e.value.hint
+
 def test_corrupt_and_foreign_files(step0, tmp_path):
     (tmp_path / "notes.txt").write_text("hello")
     with pytest.raises(CheckpointError, match="is not a checkpoint"):
@@ -362,6 +376,27 @@ def test_convert_out_that_cannot_be_a_folder(step0, tmp_path):
         assert "Traceback" not in res.output
     assert (tmp_path / "f").read_text() == "keep"
 
+
+def test_convert_refuses_a_training_checkpoint_and_says_it_replaced_one(step0, tmp_path):
+    """`ptrm convert ... -o runs/x/checkpoints/step_6` replaced a training checkpoint whole,
+    silently: its train_state, optimizer and carry were gone and --resume broken. It is
+    refused now; a converted checkpoint replaced is said."""
+    from typer.testing import CliRunner
+
+    from ptrm_cli.app import app
+
+    sets = [arg for k, v in SETTINGS.items() for arg in ("--set", f"{k}={v}")]
+    step = tmp_path / "run" / "checkpoints" / "step_6"
+    step.mkdir(parents=True)
+    (step / "train_state.json").write_text("{}")
+    res = CliRunner().invoke(app, ["convert", str(step0), "--out", str(step), *sets])
+    assert res.exit_code == 2 and "is a training checkpoint" in res.output, res.output
+    assert (step / "train_state.json").read_text() == "{}"
+    ck = tmp_path / "ck"
+    for said in (False, True):
+        res = CliRunner().invoke(app, ["convert", str(step0), "--out", str(ck), *sets])
+        assert res.exit_code == 0, res.output
+        assert ("replaced the checkpoint that was in" in res.output) is said
 
 def test_convert_attaches_a_codec_family(step0, tmp_path):
     """The fixture has 12 tokens, like TRM's ARC set: --family arc makes the arc codec accept it."""
@@ -679,6 +714,23 @@ def test_other_formats_say_what_to_do_with_them(step0, tmp_path):
     with pytest.raises(CheckpointError, match="corrupt") as e:
         import_official(legacy, **SETTINGS)
     assert e.value.hint == "a damaged or incomplete copy: copy the step_N file again"
+
+
+@pytest.mark.parametrize("from_end, n", [(1509, 8), (165, 16), (33, 8)])
+def test_a_step_file_damaged_near_its_end_is_refused_not_a_traceback(step0, tmp_path, from_end,
+                                                                     n):
+    """Bytes overwritten in the zip directory (the file's last ~1.2 KB) raised zipfile's own
+    UnicodeDecodeError, NotImplementedError or BadZipFile: a traceback from `ptrm convert`
+    and `ptrm train --init-from`. A sweep over the last 1,300 bytes, 8 at a time every 3,
+    now ends in CheckpointError at every offset; these are three that did not."""
+    data = bytearray(step0.read_bytes())
+    at = len(data) - from_end
+    data[at:at + n] = b"\x9a" * n
+    damaged = tmp_path / "step_0"
+    damaged.write_bytes(bytes(data))
+    with pytest.raises(CheckpointError, match="step_0 is (cut short or )?corrupt") as e:
+        import_official(damaged, **SETTINGS)
+    assert "copy the step_N file again" in e.value.hint
 
 
 def test_a_step_file_damaged_in_the_middle_is_refused(step0, tmp_path):

@@ -577,7 +577,7 @@ def test_bad_checkpoints(ckpt, sudoku, tmp_path, other_family_ckpt, monkeypatch)
     notckpt = tmp_path / "weights.bin"
     notckpt.write_text("not a checkpoint")
     bad("solve", good, "-c", notckpt, match="not a checkpoint")
-    bad("solve", good, "-c", other_family_ckpt, match="cannot encode for a 'maze' model")
+    bad("solve", good, "-c", other_family_ckpt, match="cannot encode for a model of the 'maze' family")
     bad("solve", good, "-c", other_family_ckpt, match="pass -c CHECKPOINT, a model trained on")
     import ptrm_cli.models
 

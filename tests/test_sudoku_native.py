@@ -148,7 +148,7 @@ def test_family_for_picks_by_vocabulary(sudoku, native):
     with pytest.raises(VocabError, match="token id 2"):
         sudoku.family_for(renamed)
     generic = Vocab("trm-v11", ("pad",) + tuple(f"tok{i}" for i in range(1, 11)))
-    with pytest.raises(PtrmError, match="cannot encode for a 'trm-v11' model"):
+    with pytest.raises(PtrmError, match="cannot encode for a model of the 'trm-v11' family"):
         sudoku.family_for(generic)
 
 

@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 
 from ..atomic import exclusive, refuse_file
-from ..console import console
+from ..console import console, err_console, esc
 from ..errors import PtrmError
 from ..options import JSON
 
@@ -86,6 +86,11 @@ def convert(
     # an --out that cannot be a folder is said before the work, not after it
     refuse_file(out, hint="a checkpoint is a folder: give its path (it is created, or "
                           "replaced whole)")
+    if (out / "train_state.json").is_file():  # replacing it whole would lose what --resume needs
+        raise PtrmError(f"{out} is a training checkpoint (its train_state.json, optimizer and "
+                        "carry are what --resume continues from); converting into it would "
+                        "replace them", hint="give --out a new folder")
+    replacing = (out / "config.json").is_file()
     layout = None
     if family:  # its table, and its length where nothing else says it: what its codec feeds
         fam = _family(family)
@@ -112,6 +117,9 @@ def convert(
     # one writer per folder; an unwritable place is one line, not a traceback
     with exclusive(out, "convert --out"):
         save_checkpoint(out, model, vocab, meta, identifiers=ids.names if ids else None)
+    if replacing:
+        err_console.print(f"[dim]replaced the checkpoint that was in {esc(out)}[/]",
+                          highlight=False, soft_wrap=True)
     cfg = model.config.to_dict()
     rows = model.config.num_puzzle_identifiers
     if as_json:

@@ -222,7 +222,16 @@ def _load_ours(root: Path, weights: Path, device, vocab: Vocab | None, overrides
     if vocab is not None:
         vocab.check_same(ckpt_vocab, what="the expected vocabulary",
                          other_what=f"checkpoint {root}")
-    model = _build(cfg, read_weights(weights), device, weights)
+    state = read_weights(weights)
+    # safetensors stores no checksum: a copy with bytes overwritten inside a tensor loads, and
+    # NaN weights gave "confidence nan" and advice to try harder instead of an error
+    bad = next((k for k, t in state.items()
+                if t.is_floating_point() and not bool(torch.isfinite(t).all())), None)
+    if bad is not None:
+        raise CheckpointError(f"{weights}: the tensor {bad} holds NaN or infinite values",
+                              hint="a damaged copy (copy it again), or a run that diverged "
+                                   "(take an earlier checkpoint of it)")
+    model = _build(cfg, state, device, weights)
     meta = dict(doc.get("meta") or {})
     if overrides:
         meta["overrides"] = dict(overrides)
@@ -488,9 +497,8 @@ def _read_official(path: Path) -> tuple[dict, str]:
                               f"archive but its end (the zip directory) is missing "
                               f"({path.stat().st_size:,} bytes)",
                               hint="an incomplete copy or download: copy the step_N file again")
-    if (damaged := _zip_damaged_entry(path)) is not None:
-        raise CheckpointError(f"{path} is corrupt: its entry {damaged} does not match the "
-                              "checksum stored with it",
+    if (damaged := _zip_damage(path)) is not None:
+        raise CheckpointError(f"{path} is corrupt: {damaged}",
                               hint="a damaged copy: copy the step_N file again")
     try:
         obj = torch.load(path, map_location="cpu", weights_only=True)
@@ -584,13 +592,18 @@ def _zip_cut_short(path: Path) -> bool:
     with open(path, "rb") as f:
         if f.read(4) != b"PK\x03\x04":
             return False
-    return not zipfile.is_zipfile(path)
+    try:
+        return not zipfile.is_zipfile(path)
+    except zipfile.BadZipFile:  # an end record damaged past what is_zipfile itself catches
+        return True
 
 
-def _zip_damaged_entry(path: Path) -> str | None:
-    """The first entry of a torch.save zip archive whose bytes fail their CRC-32, or None.
-    torch.load does not check them, so a copy damaged in the middle loaded as a model with
-    silently wrong weights; reading the file once more costs little next to loading it."""
+def _zip_damage(path: Path) -> str | None:
+    """What is damaged in a torch.save zip archive, or None: the first entry whose bytes fail
+    their CRC-32 (torch.load does not check them, so a copy damaged in the middle loaded as a
+    model with silently wrong weights; reading the file once more costs little next to
+    loading it), or a directory zipfile cannot parse (damage near the end: a name that is no
+    longer UTF-8, a flag it does not know; that was a traceback)."""
     import zipfile
 
     with open(path, "rb") as f:
@@ -598,9 +611,12 @@ def _zip_damaged_entry(path: Path) -> str | None:
             return None
     try:
         with zipfile.ZipFile(path) as z:
-            return z.testzip()
+            bad = z.testzip()
     except (zipfile.BadZipFile, OSError, EOFError):  # a damaged directory: torch.load says so
         return None
+    except (UnicodeDecodeError, NotImplementedError, ValueError) as e:
+        return f"its zip directory does not read ({type(e).__name__}: {e})"
+    return None if bad is None else f"its entry {bad} does not match the checksum stored with it"
 
 
 def _infer_from_weights(sd: dict) -> tuple[dict, int | None]:
