@@ -185,6 +185,15 @@ def _test_pairs(path: Path, split: str, limit: int | None):
     return ds, tests, truths
 
 
+def _placeholder_for(vocab, dataset_vocab) -> bool:
+    """Whether `vocab` is the generic `trm-v{V}` table of an official step file (or of one
+    converted without --family) of the dataset's size: such a model takes the dataset's
+    table, as `ptrm solve`, the other evaluations and a warm start do."""
+    from .engine.checkpoint import placeholder_vocab
+
+    return vocab == placeholder_vocab(len(vocab)) and len(vocab) == len(dataset_vocab)
+
+
 def evaluate_arc(model, path: str | Path, split: str = "test", *, table=None, K: int = 25,
                  D: int | None = None, sigma: float = 0.2, perturb: str = "z",
                  seed: int = 0, limit: int | None = None, chunk_rows: int | None = None,
@@ -196,7 +205,7 @@ def evaluate_arc(model, path: str | Path, split: str = "test", *, table=None, K:
 
     path = Path(path)
     ds, tests, truths = _test_pairs(path, split, limit)
-    if vocab is not None:
+    if vocab is not None and not _placeholder_for(vocab, ds.vocab):
         vocab.check_same(ds.vocab, what="the model", other_what=f"dataset {path}")
     if ds.seq_len != model.config.seq_len:
         raise PtrmError(f"dataset {path} has sequences of {ds.seq_len} tokens, the model reads "

@@ -177,6 +177,22 @@ def test_pipeline_pass_at_k_well_formed(dataset):
     assert "0.2 on y" in console.export_text()
 
 
+def test_a_step_files_placeholder_table_takes_the_datasets(dataset):
+    """A step file converted without --family (its generic `trm-v12` table) was refused here,
+    "the model uses the 'trm-v12' vocabulary but dataset ... uses 'arc'", though `ptrm solve`,
+    the other evaluations and a warm start all take the dataset's table for it."""
+    from ptrm_cli.engine.checkpoint import placeholder_vocab
+    from ptrm_cli.errors import VocabError
+
+    ds = load_dataset(dataset)
+    model = _tiny_model(ds.num_puzzle_ids)
+    r = arc_eval.evaluate_arc(model, dataset, "test", K=1, D=1, seed=0,
+                              vocab=placeholder_vocab(len(ds.vocab)))
+    assert r["puzzles"] == 2
+    with pytest.raises(VocabError, match="'trm-v13' vocabulary"):  # another size: not its table
+        arc_eval.evaluate_arc(model, dataset, "test", K=1, D=1, seed=0,
+                              vocab=placeholder_vocab(len(ds.vocab) + 1))
+
 def test_cli_build_and_eval(sources, tmp_path):
     from ptrm_cli.engine.checkpoint import save_checkpoint
     from ptrm_codecs.families import ARC
