@@ -371,6 +371,30 @@ def test_eval_of_an_arc_dataset_names_what_does_not_fit_the_checkpoint(dataset, 
     assert f"{dataset / 'identifiers.json'}, which names {n})" in out, out
 
 
+def test_an_arc_dataset_given_as_split_runs_arcs_method(dataset, tmp_path):
+    """`--split DIR` of an ARC dataset ran the per-row method (label and "rules" tables, TRM
+    baselines) while `--data DIR --split test` ran ARC's (views, votes, pass@k): one dataset,
+    two evaluations, and nothing said which. Both are ARC's now."""
+    from ptrm_cli.engine.checkpoint import save_checkpoint
+    from ptrm_cli.engine.model import TRM, TRMConfig
+    from ptrm_codecs.families import ARC
+
+    n = load_dataset(dataset).num_puzzle_ids
+    cfg = TRMConfig(vocab_size=len(ARC.vocab), seq_len=900, hidden_size=32, num_heads=2,
+                    L_layers=1, H_cycles=1, L_cycles=1, puzzle_emb_ndim=32, puzzle_emb_len=1,
+                    num_puzzle_identifiers=n, halt_max_steps=2, forward_dtype="float32")
+    ck = save_checkpoint(tmp_path / "ck", TRM(cfg), ARC.vocab, {})
+    reports = []
+    for args in (["--split", str(dataset)], ["--data", str(dataset), "--split", "test"]):
+        out = tmp_path / f"ev{len(reports)}"
+        res = CliRunner().invoke(app, ["eval", *args, "--K", "1", "--D", "1", "-c", str(ck),
+                                       "--device", "cpu", "-o", str(out)])
+        assert res.exit_code == 0, res.output
+        assert "pass@1" in res.output and "label match" not in res.output
+        reports.append(json.loads((out / "report.json").read_text()))
+    scores = [{k: v for k, v in r["ptrm"].items() if k.startswith("pass@")} for r in reports]
+    assert scores[0] == scores[1] and scores[0]
+
 def test_a_build_without_an_evaluation_subset_says_it_has_no_test_set(sources):
     """Training challenges alone printed "test set None"."""
     training = next(p for p in sources if "training" in p.name)
