@@ -1215,3 +1215,23 @@ def test_best_breaks_exact_accuracy_ties_by_cell_accuracy():
     older = {"step": 100, "exact_accuracy": 0.0}  # a run's state from before the tie-break
     assert not new_best({"exact_accuracy": 0.0, "cell_accuracy": 0.9}, older)
     assert new_best({"exact_accuracy": 0.2, "cell_accuracy": 0.9}, older)
+
+
+def test_a_warm_start_names_each_difference_and_ignores_a_rope_models_length(
+        sudoku4, reference_run, tmp_path):
+    """"hidden_size 16 vs 32" said neither which side was which nor how to match it; and a
+    RoPE model converted at another sequence length was refused, though none of its weights
+    depends on the length (RoPE's tables are computed)."""
+    src = reference_run / "checkpoints" / "step_8"
+    with pytest.raises(PtrmError) as e:
+        train(None, base=config(tmp_path / "w", sudoku4, model={**TINY_ATT, "hidden_size": 32}),
+              init_from=str(src))
+    assert "hidden_size 16 in the checkpoint, 32 in the config" in str(e.value)
+    assert e.value.hint == "take the checkpoint's: --set model.hidden_size=16"
+    longer = tmp_path / "longer"
+    shutil.copytree(src, longer)
+    doc = json.loads((longer / "config.json").read_text())
+    doc["model"]["seq_len"] += 884  # as converted for ARC's 900 tokens
+    (longer / "config.json").write_text(json.dumps(doc))
+    result = train(None, base=config(tmp_path / "w2", sudoku4), init_from=str(longer))
+    assert result["step"] == 12

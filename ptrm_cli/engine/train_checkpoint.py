@@ -250,13 +250,17 @@ def _complete(d: Path) -> bool:
 def _differences(ckpt: TRMConfig, mine: TRMConfig, *, warm: bool) -> dict:
     """{setting: (checkpoint's, config's)} where the two models differ. A warm start only
     needs the same weights: it ignores what no weight depends on (the compute dtype; heads of
-    a TRM-MLP, which has no attention) and an expansion that gives the same SwiGLU widths."""
+    a TRM-MLP, which has no attention; the sequence length of a RoPE model) and an expansion
+    that gives the same SwiGLU widths."""
     diff = {k: (v, getattr(mine, k)) for k, v in ckpt.to_dict().items()
             if getattr(mine, k) != v}
     if warm:
         diff.pop("forward_dtype", None)
         if ckpt.mlp_t and mine.mlp_t:
             diff.pop("num_heads", None)
+        if not (ckpt.mlp_t or mine.mlp_t) and "learned" not in (ckpt.pos_encodings,
+                                                                 mine.pos_encodings):
+            diff.pop("seq_len", None)  # no weight depends on it: RoPE's tables are computed
         same = dataclasses.replace(mine, expansion=ckpt.expansion)
         if "expansion" in diff and (same.inter_size, same.mlp_t and same.inter_size_t) == (
                 mine.inter_size, mine.mlp_t and mine.inter_size_t):
@@ -308,8 +312,16 @@ def restore(tr: Trainer, path: Path, *, exact: bool) -> None:
                                        num_puzzle_identifiers=mine.num_puzzle_identifiers)
     diff = _differences(ckpt_cfg, mine, warm=not exact)
     if diff:
+        from .train_config import FROM_DATASET
+
+        settable = [f"--set model.{k}={a}" for k, (a, _) in diff.items() if k not in FROM_DATASET]
         raise PtrmError(f"{path}: the checkpoint's model differs from the config's: "
-                        + ", ".join(f"{k} {a!r} vs {b!r}" for k, (a, b) in diff.items()))
+                        + ", ".join(f"{k} {a!r} in the checkpoint, {b!r} in the config"
+                                    for k, (a, b) in diff.items()),
+                        hint=("take the checkpoint's: " + " ".join(settable)
+                              + (" (and a dataset of its vocabulary and length)"
+                                 if len(settable) < len(diff) else ""))
+                        if settable else "a dataset of the checkpoint's vocabulary and length")
     state_file = path / "train_state.json"
     state = _read_json(state_file) if not official and state_file.exists() else None
     if weights is None:
