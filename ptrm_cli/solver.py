@@ -391,6 +391,9 @@ def _other_layout(loaded: LoadedModel) -> str:
                     for f in reg.codec.families if len(f.vocab) == V and f.seq_len == L})
     if types:
         return f"it is a model for {', '.join(types)} puzzles: give it one of those"
+    if not Path(loaded.path).is_file():  # converted: the length may be the conversion's
+        return ("no installed puzzle type has that layout; if its step_N file is a model for "
+                "these puzzles, convert it again with --family NAME, which sets the length")
     return ("no installed puzzle type has that layout: a model for a type whose plugin is not "
             "installed (`ptrm codecs` lists the installed ones)")
 
@@ -404,11 +407,15 @@ def family_for(codec: Codec, loaded: LoadedModel) -> Family:
         fits = [f for f in codec.families
                 if len(f.vocab) == len(loaded.vocab) and f.seq_len == loaded.config.seq_len]
         if len(fits) != 1:
+            what = ("an official TRM checkpoint" if Path(loaded.path).is_file() else
+                    "an official TRM checkpoint converted without --family")
+            layouts = ", ".join(f"{f.name}: {len(f.vocab)} tokens, {f.seq_len} positions"
+                                for f in codec.families)
             raise PtrmError(
-                f"{loaded.path} is an official TRM checkpoint ({len(loaded.vocab)} tokens, "
+                f"{loaded.path} is {what} ({len(loaded.vocab)} tokens, "
                 f"{loaded.config.seq_len} positions) with no token table, and "
-                + ("no" if not fits else "more than one") + f" {codec.name} family has that "
-                f"layout (its families: {', '.join(f.name for f in codec.families)})",
+                + ("none" if not fits else "more than one") + f" of {codec.name}'s token "
+                f"families has that layout ({layouts})",
                 hint=_other_layout(loaded) if not fits else
                 (f"`ptrm convert {loaded.path} --family NAME --out DIR` attaches one"
                  if Path(loaded.path).is_file() else

@@ -398,6 +398,31 @@ def test_convert_refuses_a_training_checkpoint_and_says_it_replaced_one(step0, t
         assert res.exit_code == 0, res.output
         assert ("replaced the checkpoint that was in" in res.output) is said
 
+def test_a_converted_step_file_that_fits_no_family_says_so_without_contradiction(step0,
+                                                                                tmp_path):
+    """A folder converted without --family was called "an official TRM checkpoint", and "no
+    arc family has that layout (its families: arc)" read as a contradiction: the message now
+    says it was converted, gives each family's layout, and the hint names --family."""
+    from typer.testing import CliRunner
+
+    from ptrm_cli import codec as registry
+    from ptrm_cli.app import app
+
+    model, vocab, meta = import_official(step0, **SETTINGS)  # 12 tokens, 16 positions
+    ck = save_checkpoint(tmp_path / "ck", model, vocab, meta)
+    arc = registry.get("arc").families[0]
+    pair = {"train": [{"input": [[1, 2], [3, 4]], "output": [[4, 3], [2, 1]]}],
+            "test": [{"input": [[1, 1], [2, 2]]}]}
+    (tmp_path / "pair.json").write_text(json.dumps(pair))
+    res = CliRunner().invoke(app, ["solve", str(tmp_path / "pair.json"), "-c", str(ck),
+                                   "--device", "cpu"])
+    out = " ".join(res.output.split())
+    assert res.exit_code == 2, out
+    assert (f"is an official TRM checkpoint converted without --family (12 tokens, 16 "
+            f"positions) with no token table, and none of arc's token families has that layout "
+            f"(arc: {len(arc.vocab)} tokens, {arc.seq_len} positions)") in out
+    assert "convert it again with --family NAME, which sets the length" in out
+
 def test_convert_attaches_a_codec_family(step0, tmp_path):
     """The fixture has 12 tokens, like TRM's ARC set: --family arc makes the arc codec accept it."""
     from typer.testing import CliRunner
