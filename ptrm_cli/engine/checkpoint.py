@@ -651,6 +651,12 @@ def _resolve_lengths(cfg: dict, S: int, path: Path, source: dict) -> None:
     if "seq_len" not in cfg and P is not None:
         cfg["seq_len"], source["seq_len"] = S - P, "weights"
     elif "puzzle_emb_len" not in cfg and "seq_len" in cfg:
+        if cfg["seq_len"] > S:  # it was "puzzle_emb_len must be ..., got -61 (from weights)"
+            raise CheckpointError(
+                f"{path}: seq_len {cfg['seq_len']} ({source.get('seq_len', 'given')}) is longer "
+                f"than the {S} positions (seq_len + puzzle_emb_len) the weights were built for",
+                hint=f"the run's seq_len is at most {S}: the token mixer or the learned "
+                     "positions fix the whole length")
         cfg["puzzle_emb_len"], source["puzzle_emb_len"] = S - cfg["seq_len"], "weights"
 
 
