@@ -242,13 +242,17 @@ def evaluate_arc(model, path: str | Path, split: str = "test", *, table=None, K:
             "ptrm": ptrm, "trm": trm}
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def table(report: dict):
     from rich.table import Table
 
     ks = [k for k in report["ptrm"] if k.startswith("pass@")]
-    t = Table(title=f"ARC {report['split']}: {report['puzzles']} puzzles, "
-                    f"{report['test_pairs']} test pairs, {report['views']} views",
-              title_justify="left")
+    t = Table(title=f"ARC {report['split']}: {_count(report['puzzles'], 'puzzle')}, "
+                    f"{_count(report['test_pairs'], 'test pair')}, "
+                    f"{_count(report['views'], 'view')}", title_justify="left")
     for col in ["pipeline", "K", "σ", *ks, "time"]:
         t.add_column(col, justify="left" if col == "pipeline" else "right")
     for name, r in (("PTRM", report["ptrm"]), ("TRM (deterministic)", report["trm"])):

@@ -776,3 +776,15 @@ def test_a_step_file_damaged_in_the_middle_is_refused(step0, tmp_path):
                                               r"the checksum stored with it") as e:
         import_official(damaged, **SETTINGS)
     assert "copy the step_N file again" in e.value.hint
+
+
+def test_the_parity_script_has_help_and_names_a_folder_without_fixtures(tmp_path, capsys):
+    """`python -m ptrm_cli.engine.parity --help` said "no TRM fixtures in --help"."""
+    from ptrm_cli.engine import parity
+
+    with pytest.raises(SystemExit) as e:
+        parity.main(["--help"])
+    assert e.value.code == 0 and "usage: python -m ptrm_cli.engine.parity" in \
+        capsys.readouterr().out
+    assert parity.main([str(tmp_path)]) == 2
+    assert f"no TRM fixtures in {tmp_path}" in capsys.readouterr().err

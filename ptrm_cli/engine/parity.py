@@ -64,7 +64,16 @@ def measure(path: Path) -> list[dict]:
 
 
 def main(argv: list[str]) -> int:
-    folder = Path(argv[0]) if argv else DEFAULT_DIR
+    import argparse
+
+    p = argparse.ArgumentParser(prog="python -m ptrm_cli.engine.parity",
+                                description="Our TRM against the reference outputs in the TRM "
+                                            "fixtures: max |ours - reference| per supervision "
+                                            "step, as a markdown table.")
+    p.add_argument("folder", nargs="?", type=Path, default=DEFAULT_DIR,
+                   help=f"where trm_fixture_{{{','.join(FIXTURES)}}}.pt are (default: "
+                        f"{DEFAULT_DIR})")
+    folder = p.parse_args(argv).folder
     if not all((folder / f"trm_fixture_{n}.pt").exists() for n in FIXTURES):
         print(f"no TRM fixtures in {folder} (trm_fixture_{{{','.join(FIXTURES)}}}.pt)",
               file=sys.stderr)

@@ -473,7 +473,8 @@ class Trainer:
                       examples_per_epoch=self.stream.examples_per_epoch,
                       training_examples=self.stream.n, eval_every=self.eval_every, config=self.resolved_dict())
             if self.resumed_from:
-                print(f"continuing at step {self.step} of {self.total_steps} from "
+                how = "continuing at" if self.step else "starting at"  # a warm start of step 0
+                print(f"{how} step {self.step} of {self.total_steps} from "
                       f"{self.resumed_from}", file=sys.stderr)
             if self.step >= self.total_steps:
                 t = cfg.train
