@@ -235,6 +235,14 @@ def run_keys(s: "EvalSettings") -> list[str]:
     return [det_key(d) for d in s.det_D] + [ptrm_key(sg, sd) for sg in s.sigmas for sd in s.seeds]
 
 
+def provenance(loaded: LoadedModel) -> dict:
+    """What made a report: when, from which checkpoint, on what, with which versions (as a
+    checkpoint records them; "ptrm" in a report holds the PTRM runs, hence `ptrm_version`)."""
+    return {"created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "checkpoint": loaded.path, "device": _device_name(loaded.device),
+            "ptrm_version": __version__, "torch": torch.__version__}
+
+
 def steps_to_run(P: int, s: EvalSettings, saved: SavedRuns) -> int:
     """The supervision steps (of one puzzle's row) that an evaluation of P puzzles still has
     to run: each TRM baseline's D, and K*D for each σ and seed, less the runs `saved` holds."""
@@ -338,11 +346,7 @@ def run_eval(loaded: LoadedModel, ev: EvalSet, s: EvalSettings, *,
 
     counts = {t: ev.types.count(t) for t in ev.type_order()}
     return {
-        "format": FORMAT,
-        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "checkpoint": loaded.path, "device": _device_name(loaded.device),
-        # the versions that ran it, as a checkpoint records them ("ptrm" holds the PTRM runs)
-        "ptrm_version": __version__, "torch": torch.__version__,
+        "format": FORMAT, **provenance(loaded),
         "model": {"parameters": count_parameters(loaded.model), "flops_per_step": fps,
                   "config": cfg.to_dict(), "weights_sha256": weights_sha256(loaded.path)},
         "split": {"name": ev.name, "source": ev.source, "n": P, "types": counts,

@@ -394,6 +394,11 @@ def test_an_arc_dataset_given_as_split_runs_arcs_method(dataset, tmp_path):
         reports.append(json.loads((out / "report.json").read_text()))
     scores = [{k: v for k, v in r["ptrm"].items() if k.startswith("pass@")} for r in reports]
     assert scores[0] == scores[1] and scores[0]
+    # what made the report, as the other evaluations' say (ARC's said nothing of it)
+    from ptrm_cli.eval_resume import weights_sha256
+
+    assert {"created", "checkpoint", "device", "ptrm_version", "torch"} <= set(reports[0])
+    assert reports[0]["model"]["weights_sha256"] == weights_sha256(str(ck))
 
 def test_a_build_without_an_evaluation_subset_says_it_has_no_test_set(sources):
     """Training challenges alone printed "test set None"."""

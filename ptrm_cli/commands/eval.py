@@ -504,6 +504,11 @@ def _eval_arc(loaded, data: Path, split: str, *, K, D, sigma, perturb, seed, lim
         chunk_rows=solver.plan_chunk_rows(loaded.config, K, D, memory), vocab=loaded.vocab)
     if not main:
         return
+    from ..evaluate import provenance, weights_sha256
+
+    # what made it, as the other evaluations' reports say (ARC's said nothing of it)
+    report.update(provenance(loaded))
+    report["model"]["weights_sha256"] = weights_sha256(loaded.path)
     missing = report["tasks_without_views"]
     if missing:
         err_console.print(f"[yellow]{len(missing)} task(s) have no identifiers[/] in "
