@@ -1235,3 +1235,24 @@ def test_a_warm_start_names_each_difference_and_ignores_a_rope_models_length(
     (longer / "config.json").write_text(json.dumps(doc))
     result = train(None, base=config(tmp_path / "w2", sudoku4), init_from=str(longer))
     assert result["step"] == 12
+
+
+def test_a_warm_start_takes_puzzle_embedding_rows_by_name(tmp_path):
+    """Between two named tables (ARC's identifiers) a warm start copied rows by position: a
+    task trained on the row another task had learnt, without a word. Rows now follow their
+    names; a name the checkpoint does not have gets the mean row, as the reference gives a
+    new puzzle set."""
+    from ptrm_cli.engine.train_checkpoint import _row_names, _rows_by_name
+
+    w = torch.tensor([[0.0, 0.0], [1.0, 1.0], [2.0, 2.0], [3.0, 5.0]])
+    out, kept = _rows_by_name(w, ["<blank>", "a", "b", "c"], ["<blank>", "c", "new", "a"])
+    assert kept == 3
+    assert out.tolist() == [[0, 0], [3, 5], [1.5, 2.0], [1, 1]]
+    ck = tmp_path / "ck"
+    ck.mkdir()
+    (ck / "identifiers.json").write_text(json.dumps(["<blank>", "a", "b"]))
+    assert _row_names(ck, ["<blank>", "b", "a"]) == (["<blank>", "a", "b"],
+                                                      ["<blank>", "b", "a"])
+    assert _row_names(ck, ["<blank>", "a", "b"]) is None  # the same table: copied as it is
+    assert _row_names(ck, None) is None                   # a dataset without names
+    assert _row_names(tmp_path, ["<blank>"]) is None      # a checkpoint without names

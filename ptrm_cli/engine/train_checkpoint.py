@@ -268,6 +268,34 @@ def _differences(ckpt: TRMConfig, mine: TRMConfig, *, warm: bool) -> dict:
     return diff
 
 
+def _row_names(path: Path, dataset_names) -> tuple[list[str], list[str]] | None:
+    """(the checkpoint's row names, the dataset's) when both name their puzzle-embedding rows
+    (ARC's identifiers) and the names differ; None otherwise. A warm start once copied rows
+    by position, so an ARC task trained on another task's row without a word."""
+    from .checkpoint import IDENTIFIERS
+
+    if not isinstance(dataset_names, list) or not (path / IDENTIFIERS).is_file():
+        return None
+    try:
+        mine = json.loads((path / IDENTIFIERS).read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise PtrmError(f"{path / IDENTIFIERS}: unreadable ({e})") from None
+    if not isinstance(mine, list) or mine == dataset_names:
+        return None
+    return [str(n) for n in mine], [str(n) for n in dataset_names]
+
+
+def _rows_by_name(w: Tensor, old: list[str], new: list[str]) -> tuple[Tensor, int]:
+    """The table for the `new` row names from `w`, whose rows are named `old`: a name in both
+    keeps its row, any other gets the mean row (the reference's rule for a new puzzle).
+    Returns the table and how many rows were kept."""
+    index = {n: i for i, n in enumerate(old)}
+    at = torch.tensor([index.get(n, -1) for n in new], dtype=torch.long)
+    out = w[at.clamp(min=0)].clone()
+    out[at < 0] = w.mean(0)
+    return out, int((at >= 0).sum())
+
+
 def restore(tr: Trainer, path: Path, *, exact: bool) -> None:
     """Load a checkpoint folder into the trainer: exactly (every piece of state) or as a warm
     start (weights, EMA, step; fresh optimizer moments and carry). A warm start also takes an
@@ -306,7 +334,8 @@ def restore(tr: Trainer, path: Path, *, exact: bool) -> None:
     mine = dataclasses.replace(tr.model_cfg,
                                halt_exploration_prob=ckpt_cfg.halt_exploration_prob)
     table_rows = None
-    if ckpt_cfg.num_puzzle_identifiers != mine.num_puzzle_identifiers and not exact:
+    names = None if exact else _row_names(path, tr.dataset.meta.get("identifiers"))
+    if (ckpt_cfg.num_puzzle_identifiers != mine.num_puzzle_identifiers or names) and not exact:
         table_rows = ckpt_cfg.num_puzzle_identifiers
         ckpt_cfg = dataclasses.replace(ckpt_cfg,
                                        num_puzzle_identifiers=mine.num_puzzle_identifiers)
@@ -328,10 +357,15 @@ def restore(tr: Trainer, path: Path, *, exact: bool) -> None:
         weights = read_weights(path / CKPT_WEIGHTS)  # EMA params (if EMA) + raw buffers
     raw = {} if official else _load_tensors(path, "train_state") or {}
     if table_rows is not None and "puzzle_emb.weights" in weights:
-        # the reference's rule for a different puzzle set: every row = the mean row
         w = weights["puzzle_emb.weights"]
-        weights["puzzle_emb.weights"] = w.mean(0, keepdim=True).expand(
-            mine.num_puzzle_identifiers, -1).contiguous()
+        if names is not None:  # both tables are named: a puzzle keeps its row, wherever it is
+            weights["puzzle_emb.weights"], kept = _rows_by_name(w, *names)
+            if tr.dist.main:
+                print(f"puzzle embeddings: {kept:,} of {len(names[1]):,} rows taken by name "
+                      f"from {path}'s table, the rest its mean row", file=sys.stderr)
+        else:  # the reference's rule for a different puzzle set: every row = the mean row
+            weights["puzzle_emb.weights"] = w.mean(0, keepdim=True).expand(
+                mine.num_puzzle_identifiers, -1).contiguous()
     params = dict(tr.model.named_parameters())
     with torch.no_grad():
         for name, buf in tr.model.named_buffers():
