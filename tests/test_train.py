@@ -131,6 +131,32 @@ def test_act_loss_combines_per_row_means_and_q_halt_bce():
     torch.testing.assert_close(out.total, lm + 0.5 * bce.double())
 
 
+def test_the_compiled_loss_is_the_eager_loss(sudoku4, tmp_path):
+    """With train.compile the trainer fuses the loss (torch.compile, Inductor): the same
+    values and the same gradient as the eager loss, to float64 rounding; without it, the
+    eager loss itself."""
+    torch.manual_seed(0)
+    logits = torch.randn(8, 16, 12, dtype=torch.bfloat16, requires_grad=True)
+    q = torch.randn(8, requires_grad=True)
+    labels = torch.randint(0, 12, (8, 16))
+    torch._dynamo.reset()
+    runs = []
+    for fn in (act_loss, torch.compile(act_loss)):
+        out = fn(logits, q, labels, loss_type="stablemax", q_weight=0.5)
+        gl, gq = torch.autograd.grad(out.total / 8, (logits, q))
+        runs.append((out, gl, gq))
+    (a, gla, gqa), (b, glb, gqb) = runs
+    for name in ("total", "lm_loss", "q_halt_loss", "lm_rows"):
+        torch.testing.assert_close(getattr(b, name), getattr(a, name), rtol=1e-12, atol=1e-12)
+    assert torch.equal(b.cells_right, a.cells_right) and torch.equal(b.is_correct, a.is_correct)
+    torch.testing.assert_close(glb.float(), gla.float(), rtol=1e-2, atol=1e-6)  # bf16: an ulp
+    torch.testing.assert_close(gqb, gqa, rtol=1e-6, atol=1e-7)
+    eager = Trainer(load_config(None, base=config(tmp_path / "e", sudoku4, model=TINY_MLP)))
+    assert eager.loss_fn is act_loss
+    fused = Trainer(load_config(None, base=config(tmp_path / "f", sudoku4, model=TINY_MLP,
+                                                  train={"compile": True})))
+    assert getattr(fused.loss_fn, "_torchdynamo_orig_callable", None) is act_loss
+
 # -- config and data order -----------------------------------------------------------------------
 
 def test_config_overrides_types_and_errors(tmp_path):

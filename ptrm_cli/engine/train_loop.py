@@ -230,7 +230,12 @@ class Trainer:
         step_fn = self.model.step
         eval_model = self.ema.model if self.ema else self.model
         self.eval_step = eval_model.step
+        self.loss_fn = act_loss
         if t.compile:
+            # the float64 stablemax loss as a few fused kernels, not ~40 eager ones, forward
+            # and backward: 1.3-1.7% an update on an H100 (docs/PERFORMANCE.md, "Session 20").
+            # Inductor's default mode: its inputs are the step's outputs, no graph of its own
+            self.loss_fn = torch.compile(act_loss)
             try:
                 step_fn = torch.compile(self.model.step, mode=t.compile_mode)
             except RuntimeError as e:  # an unknown mode, before anything is compiled
@@ -307,8 +312,8 @@ class Trainer:
         act_steps = torch.where(h, warm, self.act_steps)
         out = self.forward(cur["inputs"], cur["puzzle_ids"], self.carry.y, self.carry.z, h,
                            warm)
-        loss = act_loss(out.logits, out.q_halt, cur["labels"], loss_type=t.loss_type,
-                        q_weight=t.q_loss_weight)
+        loss = self.loss_fn(out.logits, out.q_halt, cur["labels"], loss_type=t.loss_type,
+                            q_weight=t.q_loss_weight)
         # sum over this rank's rows / its rows; DDP averages over ranks -> mean over the global
         # batch, the reference's total / global_batch_size
         (loss.total / self.B).backward()
