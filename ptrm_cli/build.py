@@ -235,10 +235,12 @@ def _reading_notes(opts: BuildOptions, types: list[str], puzzles: dict[str, dict
     the option not working; a plugin's records left out by the default --types looked like
     the plugin not working."""
     notes = []
-    for t, n in (_readable_other_types(dropped) if not types_chosen else {}).items():
+    # (with --family the default types are that family's: any other has no tokens there)
+    left_out = _readable_other_types(dropped) if not (types_chosen or opts.family) else {}
+    for t, n in left_out.items():
         notes.append(f"{n:,} {t} record(s) were left out: the default --types is "
                      f"{','.join(opts.types)}, and an installed codec reads {t} (--types "
-                     f"{t} keeps them)")
+                     f"{','.join(opts.types)},{t} keeps them)")
     if opts.limit is not None:
         notes.append(f"--limit {opts.limit:,}: each non-golden file was read up to its first "
                      f"{opts.limit:,} records (the Sources table's `records`)")

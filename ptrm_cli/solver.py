@@ -391,7 +391,7 @@ def _other_layout(loaded: LoadedModel) -> str:
                     for f in reg.codec.families if len(f.vocab) == V and f.seq_len == L})
     if types:
         return f"it is a model for {', '.join(types)} puzzles: give it one of those"
-    if not Path(loaded.path).is_file():  # converted: the length may be the conversion's
+    if not _step_file(loaded):  # converted: the length may be the conversion's
         return ("no installed puzzle type has that layout; if its step_N file is a model for "
                 "these puzzles, convert it again with --family NAME, which sets the length")
     return ("no installed puzzle type has that layout: a model for a type whose plugin is not "
@@ -407,7 +407,7 @@ def family_for(codec: Codec, loaded: LoadedModel) -> Family:
         fits = [f for f in codec.families
                 if len(f.vocab) == len(loaded.vocab) and f.seq_len == loaded.config.seq_len]
         if len(fits) != 1:
-            what = ("an official TRM checkpoint" if Path(loaded.path).is_file() else
+            what = ("an official TRM checkpoint" if _step_file(loaded) else
                     "an official TRM checkpoint converted without --family")
             layouts = ", ".join(f"{f.name}: {len(f.vocab)} tokens, {f.seq_len} positions"
                                 for f in codec.families)
@@ -418,7 +418,7 @@ def family_for(codec: Codec, loaded: LoadedModel) -> Family:
                 f"families has that layout ({layouts})",
                 hint=_other_layout(loaded) if not fits else
                 (f"`ptrm convert {loaded.path} --family NAME --out DIR` attaches one"
-                 if Path(loaded.path).is_file() else
+                 if _step_file(loaded) else
                  f"convert its step_N file again with --family NAME (`ptrm convert "
                  f"step_N --family NAME --out DIR`; {loaded.path} was converted "
                  "without one)"))
@@ -437,6 +437,13 @@ def family_for(codec: Codec, loaded: LoadedModel) -> Family:
                         f"{family.name!r} family has {family.seq_len} "
                         f"({family.rows}x{family.cols})")
     return family
+
+
+def _step_file(loaded: LoadedModel) -> bool:
+    """Whether the model was loaded from an official step_N file itself, not from a converted
+    folder (given as the folder or as its model.safetensors)."""
+    path = Path(loaded.path)
+    return path.is_file() and path.suffix != ".safetensors"
 
 
 def _bundled(loaded: LoadedModel) -> bool:

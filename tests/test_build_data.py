@@ -895,7 +895,8 @@ def test_records_of_an_installed_type_left_out_by_default_types_are_named(tmp_pa
                               "to --types")
     assert err.value.result.notes[-1] == (
         f"1 maze record(s) were left out: the default --types is {','.join(B.PPBENCH_TYPES)}, "
-        "and an installed codec reads maze (--types maze keeps them)")
+        f"and an installed codec reads maze (--types {','.join(B.PPBENCH_TYPES)},maze keeps "
+        "them)")
     with pytest.raises(B.BuildError) as chosen:  # --types chose: no note, the same hint
         B.build([f], None, opts(types=("sudoku",)))
     assert not any("maze" in n for n in chosen.value.result.notes)

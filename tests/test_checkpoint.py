@@ -151,11 +151,14 @@ def test_import_mlp_infers_seq_len_from_the_token_mixer(tmp_path):
     assert (out.logits - fx["per_step"][0]["logits"]).abs().max() < 1e-4
     # a seq_len longer than the mixer's whole length: said so, not "puzzle_emb_len must be a
     # non-negative integer, got -61 (from weights)"
-    with pytest.raises(CheckpointError, match=r"seq_len 81 \(override\) is longer than the 20 "
-                                              r"positions") as e:
+    with pytest.raises(CheckpointError, match=r"seq_len 81 \(override\) is longer than the "
+                                              r"weights allow: they were built for 20") as e:
         import_official(tmp_path / "step_7", H_cycles=2, L_cycles=3, halt_max_steps=4,
                         seq_len=81)
-    assert "at most 20" in e.value.hint
+    assert "at most 19" in e.value.hint  # one prefix slot at least: the table has 16 dims
+    with pytest.raises(CheckpointError, match="the puzzle table needs at least 1 of them"):
+        import_official(tmp_path / "step_7", H_cycles=2, L_cycles=3, halt_max_steps=4,
+                        seq_len=20)  # P would be 0, which TRMConfig reads as ceil(ndim / D)
 
 
 # -- our format ----------------------------------------------------------------------------------

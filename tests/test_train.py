@@ -1277,8 +1277,36 @@ def test_a_warm_start_takes_puzzle_embedding_rows_by_name(tmp_path):
     ck = tmp_path / "ck"
     ck.mkdir()
     (ck / "identifiers.json").write_text(json.dumps(["<blank>", "a", "b"]))
-    assert _row_names(ck, ["<blank>", "b", "a"]) == (["<blank>", "a", "b"],
+    assert _row_names(ck, ["<blank>", "b", "a"], 3) == (["<blank>", "a", "b"],
                                                       ["<blank>", "b", "a"])
-    assert _row_names(ck, ["<blank>", "a", "b"]) is None  # the same table: copied as it is
-    assert _row_names(ck, None) is None                   # a dataset without names
-    assert _row_names(tmp_path, ["<blank>"]) is None      # a checkpoint without names
+    assert _row_names(ck, ["<blank>", "a", "b"], 3) is None  # the same table: copied as is
+    assert _row_names(ck, None, 3) is None                   # a dataset without names
+    assert _row_names(tmp_path, ["<blank>"], 1) is None      # a checkpoint without names
+
+
+@pytest.mark.parametrize("kind", [dict(mlp_t=True, pos_encodings="none"),
+                                  dict(pos_encodings="learned")])
+def test_a_warm_start_still_refuses_another_length_where_weights_depend_on_it(kind):
+    """Only a RoPE model's length is free in a warm start: TRM-MLP's token mixer and learned
+    positions are weights of that length."""
+    from ptrm_cli.engine.model import TRMConfig
+    from ptrm_cli.engine.train_checkpoint import _differences, _yaml_value
+
+    a = TRMConfig(vocab_size=12, seq_len=16, hidden_size=16, num_heads=2, puzzle_emb_ndim=16,
+                  **kind)
+    b = dataclasses.replace(a, seq_len=20)
+    assert "seq_len" in _differences(a, b, warm=True)
+    rope = dataclasses.replace(a, mlp_t=False, pos_encodings="rope")
+    assert "seq_len" not in _differences(rope, dataclasses.replace(rope, seq_len=20), warm=True)
+    # the hint's values read back as --set reads them (YAML): 1e-06 alone is a string there
+    assert [_yaml_value(v) for v in (1e-06, 0.5, 512, True, "rope")] == \
+        ["1.0e-06", "0.5", "512", "True", "'rope'"]
+
+
+def test_a_warm_start_refuses_an_identifiers_file_of_another_table(tmp_path):
+    from ptrm_cli.engine.train_checkpoint import _row_names
+
+    (tmp_path / "identifiers.json").write_text(json.dumps(["<blank>", "a"]))
+    with pytest.raises(PtrmError, match="names 2 rows, but the checkpoint's puzzle-embedding "
+                                        "table has 3"):
+        _row_names(tmp_path, ["<blank>", "b", "c"], 3)

@@ -197,7 +197,7 @@ def evaluate(
         if out is not None:  # given: refused or claimed before the model and puzzles load
             _claim_out(out, sigma_from, hold, main=main)
         budget = solver.parse_memory(memory)
-        if data is None and _is_arc(Path(split).expanduser()):
+        if data is None and split != "golden" and _is_arc(Path(split).expanduser()):
             # an ARC dataset given as --split DIR: ARC's own method on its test pairs, as
             # `--data DIR --split test` runs it (it ran the per-row method, silently)
             data, split = split, "test"

@@ -225,8 +225,10 @@ def _load_ours(root: Path, weights: Path, device, vocab: Vocab | None, overrides
     state = read_weights(weights)
     # safetensors stores no checksum: a copy with bytes overwritten inside a tensor loads, and
     # NaN weights gave "confidence nan" and advice to try harder instead of an error
-    bad = next((k for k, t in state.items()
-                if t.is_floating_point() and not bool(torch.isfinite(t).all())), None)
+    # the sum first: a NaN or inf carries into it, and it costs no copy of a 2 GB ARC table
+    bad = next((k for k, t in state.items() if t.is_floating_point()
+                and not bool(torch.isfinite(t.sum())) and not bool(torch.isfinite(t).all())),
+               None)
     if bad is not None:
         raise CheckpointError(f"{weights}: the tensor {bad} holds NaN or infinite values",
                               hint="a damaged copy (copy it again), or a run that diverged "
@@ -651,11 +653,14 @@ def _resolve_lengths(cfg: dict, S: int, path: Path, source: dict) -> None:
     if "seq_len" not in cfg and P is not None:
         cfg["seq_len"], source["seq_len"] = S - P, "weights"
     elif "puzzle_emb_len" not in cfg and "seq_len" in cfg:
-        if cfg["seq_len"] > S:  # it was "puzzle_emb_len must be ..., got -61 (from weights)"
+        # a table needs at least ceil(ndim / D) prefix slots (P = 0 means exactly that many)
+        least = -(-cfg["puzzle_emb_ndim"] // cfg["hidden_size"])
+        if cfg["seq_len"] > S - least:  # was "puzzle_emb_len must be ..., got -61"
             raise CheckpointError(
                 f"{path}: seq_len {cfg['seq_len']} ({source.get('seq_len', 'given')}) is longer "
-                f"than the {S} positions (seq_len + puzzle_emb_len) the weights were built for",
-                hint=f"the run's seq_len is at most {S}: the token mixer or the learned "
+                f"than the weights allow: they were built for {S} positions (seq_len + "
+                f"puzzle_emb_len), and the puzzle table needs at least {least} of them",
+                hint=f"the run's seq_len is at most {S - least}: the token mixer or the learned "
                      "positions fix the whole length")
         cfg["puzzle_emb_len"], source["puzzle_emb_len"] = S - cfg["seq_len"], "weights"
 

@@ -268,7 +268,15 @@ def _differences(ckpt: TRMConfig, mine: TRMConfig, *, warm: bool) -> dict:
     return diff
 
 
-def _row_names(path: Path, dataset_names) -> tuple[list[str], list[str]] | None:
+def _yaml_value(v) -> str:
+    """A value as `--set` reads it back (YAML): 1e-06 alone is a string there, 1.0e-06 a float."""
+    text = repr(v)
+    if isinstance(v, float) and "e" in text and "." not in text:
+        text = text.replace("e", ".0e")
+    return text
+
+
+def _row_names(path: Path, dataset_names, rows: int) -> tuple[list[str], list[str]] | None:
     """(the checkpoint's row names, the dataset's) when both name their puzzle-embedding rows
     (ARC's identifiers) and the names differ; None otherwise. A warm start once copied rows
     by position, so an ARC task trained on another task's row without a word."""
@@ -282,6 +290,10 @@ def _row_names(path: Path, dataset_names) -> tuple[list[str], list[str]] | None:
         raise PtrmError(f"{path / IDENTIFIERS}: unreadable ({e})") from None
     if not isinstance(mine, list) or mine == dataset_names:
         return None
+    if len(mine) != rows:  # edited by hand, or another run's: rows by name would be wrong
+        raise PtrmError(f"{path / IDENTIFIERS} names {len(mine):,} rows, but the checkpoint's "
+                        f"puzzle-embedding table has {rows:,}",
+                        hint="the file does not belong to this checkpoint: restore its own")
     return [str(n) for n in mine], [str(n) for n in dataset_names]
 
 
@@ -334,7 +346,8 @@ def restore(tr: Trainer, path: Path, *, exact: bool) -> None:
     mine = dataclasses.replace(tr.model_cfg,
                                halt_exploration_prob=ckpt_cfg.halt_exploration_prob)
     table_rows = None
-    names = None if exact else _row_names(path, tr.dataset.meta.get("identifiers"))
+    names = None if exact else _row_names(path, tr.dataset.meta.get("identifiers"),
+                                          ckpt_cfg.num_puzzle_identifiers)
     if (ckpt_cfg.num_puzzle_identifiers != mine.num_puzzle_identifiers or names) and not exact:
         table_rows = ckpt_cfg.num_puzzle_identifiers
         ckpt_cfg = dataclasses.replace(ckpt_cfg,
@@ -343,7 +356,8 @@ def restore(tr: Trainer, path: Path, *, exact: bool) -> None:
     if diff:
         from .train_config import FROM_DATASET
 
-        settable = [f"--set model.{k}={a}" for k, (a, _) in diff.items() if k not in FROM_DATASET]
+        settable = [f"--set model.{k}={_yaml_value(a)}" for k, (a, _) in diff.items()
+                    if k not in FROM_DATASET]
         raise PtrmError(f"{path}: the checkpoint's model differs from the config's: "
                         + ", ".join(f"{k} {a!r} in the checkpoint, {b!r} in the config"
                                     for k, (a, b) in diff.items()),
