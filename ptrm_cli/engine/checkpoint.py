@@ -223,9 +223,9 @@ def _load_ours(root: Path, weights: Path, device, vocab: Vocab | None, overrides
         vocab.check_same(ckpt_vocab, what="the expected vocabulary",
                          other_what=f"checkpoint {root}")
     state = read_weights(weights)
-    # safetensors stores no checksum: a copy with bytes overwritten inside a tensor loads, and
-    # NaN weights gave "confidence nan" and advice to try harder instead of an error
-    # the sum first: a NaN or inf carries into it, and it costs no copy of a 2 GB ARC table
+    # safetensors stores no checksum: a copy with bytes overwritten inside a tensor loaded, and
+    # NaN weights gave "confidence nan" and advice to try harder instead of an error. The sum
+    # is checked first: a NaN or inf carries into it, at no copy of a 2 GB ARC table.
     bad = next((k for k, t in state.items() if t.is_floating_point()
                 and not bool(torch.isfinite(t.sum())) and not bool(torch.isfinite(t).all())),
                None)
