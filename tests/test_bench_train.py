@@ -35,6 +35,24 @@ def test_profile_groups_kernel_time_by_kind():
     assert all(params[0] == 1)  # the function ran, once
 
 
+@pytest.mark.parametrize("name, kind", [
+    # names from an H100 profile of a training update (2026-11-27)
+    ("cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x64", "attention"),
+    ("triton_poi_fused__scaled_dot_product_cudnn_attention__to_copy__unsafe_view_add_cat_mul",
+     "compiled elementwise"),
+    ("nvjet_sm90_tst_192x192_64x4_2x1_v_bz_coopB_TNN", "matmul"),
+    ("triton_tem_fused_mm_0", "matmul"),
+    ("triton_for_fused_0", "optimizer (foreach)"),
+    ("void at::native::multi_tensor_apply_kernel<", "optimizer (foreach)"),
+    ("ncclDevKernel_AllReduce_Sum_f32_RING_LL", "communication"),
+    ("Memcpy HtoD (Pinned -> Device)", "other"),
+])
+def test_kernels_are_filed_by_what_they_do_not_by_every_name_they_carry(name, kind):
+    from ptrm_cli.bench_modes import _kind
+
+    assert _kind(name) == kind
+
+
 def test_gpu_profile_counts_kernels_not_ranges_on_the_gpu_timeline():
     """On a GPU only kernels count: DDP's `DistributedDataParallel.forward` range (a user
     annotation drawn on the GPU timeline) was 38% of a 4-GPU update's "kernel time", and CPU
