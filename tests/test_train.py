@@ -31,7 +31,7 @@ from ptrm_cli.engine.model import Carry
 from ptrm_cli.engine.sudoku4 import VOCAB, write_sudoku4
 from ptrm_cli.engine.train import BatchStream, Stop, load_config, train
 from ptrm_cli.engine.train_config import check_config
-from ptrm_cli.engine.train_loop import Trainer
+from ptrm_cli.engine.train_loop import Trainer, optimizer_and_ema_
 from ptrm_cli.errors import PtrmError
 from ptrm_cli.vocab import Vocab
 
@@ -156,6 +156,38 @@ def test_the_compiled_loss_is_the_eager_loss(sudoku4, tmp_path):
     fused = Trainer(load_config(None, base=config(tmp_path / "f", sudoku4, model=TINY_MLP,
                                                   train={"compile": True})))
     assert getattr(fused.loss_fn, "_torchdynamo_orig_callable", None) is act_loss
+
+def test_the_compiled_update_is_the_eager_update(sudoku4, tmp_path):
+    """With train.compile the trainer runs AdamATan2 and the EMA as one compiled function:
+    the eager update's numbers to float32 rounding, over updates whose learning rate and bias
+    corrections all differ, and compiled once (a float baked into the code would compile it
+    again at every update)."""
+    from torch._dynamo.utils import counters
+
+    def train(compiled):
+        torch.manual_seed(0)
+        tr = Trainer(load_config(None, base=config(tmp_path / f"u{compiled}", sudoku4,
+                                                   model=TINY_MLP,
+                                                   train={"compile": compiled})))
+        start = [p.detach().clone() for p in tr.model.parameters()]
+        for _ in range(5):
+            for p in tr.model.parameters():
+                p.grad = torch.randn_like(p)
+            tr.update()
+        return [p.detach().clone() for p in (*tr.model.parameters(),
+                                               *tr.ema.model.parameters())], tr, start
+
+    torch._dynamo.reset()
+    counters.clear()
+    eager, tr_eager, start = train(False)
+    fused, tr_fused, _ = train(True)
+    assert tr_eager.update_fn is optimizer_and_ema_
+    assert getattr(tr_fused.update_fn, "_torchdynamo_orig_callable", None) is optimizer_and_ema_
+    assert counters["stats"]["unique_graphs"] == 1
+    assert tr_fused.step == 5 and not any(torch.equal(a, b) for a, b in zip(start, eager))
+    for a, b in zip(eager, fused):
+        torch.testing.assert_close(b, a, rtol=1e-5, atol=1e-6)
+
 
 # -- config and data order -----------------------------------------------------------------------
 

@@ -40,13 +40,21 @@ class AdamATan2(torch.optim.Optimizer):
 
     @torch.no_grad()
     def step(self, closure=None):
+        for params, grads, ms, vs, scalars in self.pending():
+            adam_atan2_(params, grads, ms, vs, **scalars)
+
+    def pending(self) -> list[tuple[list[Tensor], list[Tensor], list[Tensor], list[Tensor],
+                                    dict[str, float]]]:
+        """Count this update and return, per group with gradients, what `adam_atan2_` takes:
+        (params, grads, exp_avgs, exp_avg_sqs, scalars). `step` is `adam_atan2_` over these; a
+        caller that fuses more into the update (the trainer's compiled optimizer + EMA) calls
+        `pending` and then its own function."""
+        out = []
         for group in self.param_groups:
             params = [p for p in group["params"] if p.grad is not None]
             if not params:
                 continue
-            lr, wd = group["lr"], group["weight_decay"]
-            b1, b2 = group["betas"]
-            grads, ms, vs = [], [], []
+            ms, vs = [], []
             for p in params:
                 state = self.state[p]
                 if not state:
@@ -54,21 +62,18 @@ class AdamATan2(torch.optim.Optimizer):
                     state["exp_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format)
                     state["exp_avg_sq"] = torch.zeros_like(p, memory_format=torch.preserve_format)
                 state["step"] += 1
-                grads.append(p.grad)
                 ms.append(state["exp_avg"])
                 vs.append(state["exp_avg_sq"])
-            # All parameters of a group step together, so one t serves them all; it is a
-            # Python int, so the bias corrections cost no device sync.
+            # All parameters of a group step together, so one t serves them all; the scalars
+            # are Python floats, so the bias corrections cost no device sync (and a compiled
+            # update takes them as arguments, not as constants to recompile for)
             t = self.state[params[0]]["step"]
-            if wd:
-                torch._foreach_mul_(params, 1 - lr * wd)
-            torch._foreach_lerp_(ms, grads, 1 - b1)
-            torch._foreach_lerp_(vs, torch._foreach_mul(grads, grads), 1 - b2)
-            denom = torch._foreach_sqrt(vs)
-            torch._foreach_div_(denom, math.sqrt(1 - b2 ** t))
-            step_size = lr / (1 - b1 ** t)
-            for p, m, d in zip(params, ms, denom):
-                p.add_(torch.atan2(m, d), alpha=-step_size)
+            lr, wd = group["lr"], group["weight_decay"]
+            b1, b2 = group["betas"]
+            scalars = dict(b1=b1, b2=b2, decay=1 - lr * wd, root_c2=math.sqrt(1 - b2 ** t),
+                           step_size=lr / (1 - b1 ** t))
+            out.append((params, [p.grad for p in params], ms, vs, scalars))
+        return out
 
     # -- state as plain tensors (safetensors, no pickle) -----------------------------------------
     def moments(self, names: dict[Tensor, str]) -> tuple[dict[str, Tensor], int]:
@@ -96,6 +101,25 @@ class AdamATan2(torch.optim.Optimizer):
                                      f"the parameter {tuple(p.shape)}")
                 self.state[p] = {"step": int(t), "exp_avg": m.to(p.device, p.dtype).clone(),
                                  "exp_avg_sq": v.to(p.device, p.dtype).clone()}
+
+
+def adam_atan2_(params: list[Tensor], grads: list[Tensor], ms: list[Tensor], vs: list[Tensor],
+                *, b1: float, b2: float, decay: float | Tensor, root_c2: float | Tensor,
+                step_size: float | Tensor) -> None:
+    """AdamATan2's update of lists of tensors, in place, with the scalars `pending` works out:
+    decay = 1 - lr * wd, root_c2 = sqrt(1 - b2^t), step_size = lr / (1 - b1^t). Multi-tensor
+    (foreach) ops: a few kernels for all parameters, plus one atan2 each. The three scalars
+    that change every update may be 0-d tensors on the parameters' device: a compiled caller
+    passes them so (torch.compile bakes a foreach op's float into the code and would compile
+    again at every update)."""
+    torch._foreach_mul_(params, decay)
+    torch._foreach_lerp_(ms, grads, 1 - b1)
+    torch._foreach_lerp_(vs, torch._foreach_mul(grads, grads), 1 - b2)
+    denom = torch._foreach_sqrt(vs)
+    torch._foreach_div_(denom, root_c2)
+    steps = [torch.atan2(m, d) for m, d in zip(ms, denom)]
+    torch._foreach_mul_(steps, step_size)
+    torch._foreach_sub_(params, steps)
 
 
 class SignSGDEmbedding:

@@ -8,8 +8,9 @@ example and its carry (y, z) across updates:
         the others keep their example and carry (the new examples meant for them are dropped,
         as in the reference)
         one supervision step with gradient through its last latent recursion
-        loss = stablemax CE + 0.5 * BCE(q_halt, answer exactly right); AdamATan2 update;
-        sign-SGD on the puzzle-embedding rows used; EMA update
+        loss = stablemax CE + 0.5 * BCE(q_halt, answer exactly right); AdamATan2 and EMA
+        update (one compiled function under train.compile); sign-SGD on the puzzle-embedding
+        rows used
         halt a slot when its Q head says so (q_halt > 0), when it has had N_sup steps, and -
         with probability 0.1 - not before a random minimum number of steps (exploration)
 
@@ -42,7 +43,7 @@ from . import train_checkpoint
 from .data import Dataset, load_dataset
 from .losses import act_loss
 from .model import TRM, Carry, TRMConfig, count_parameters, flops_per_step
-from .optim import AdamATan2, SignSGDEmbedding, lr_at
+from .optim import AdamATan2, SignSGDEmbedding, adam_atan2_, lr_at
 from .train_config import Config, DataConfig, check_config, model_config
 from .train_data import BatchStream
 from .train_dist import DistInfo, any_rank, setup_distributed, wrap_ddp
@@ -74,12 +75,32 @@ class EMA:
                  for k, v in model.state_dict().items()}
         self.model = TRM.from_state_dict(model.config, state, device=device).eval()
         self.model.requires_grad_(False)
-        self._src = list(model.parameters())
-        self._dst = list(self.model.parameters())
+        self.lerp_args = (list(self.model.parameters()), list(model.parameters()), 1 - rate)
 
     @torch.no_grad()
     def update(self) -> None:
-        torch._foreach_lerp_(self._dst, self._src, 1 - self.rate)
+        """shadow <- shadow + (1 - rate) * (param - shadow), every parameter at once."""
+        torch._foreach_lerp_(*self.lerp_args)
+
+
+def optimizer_and_ema_(params: list[Tensor], grads: list[Tensor], ms: list[Tensor],
+                       vs: list[Tensor], scalars: dict[str, float], ema_args: tuple) -> None:
+    """One update's AdamATan2 step (`AdamATan2.pending`'s lists and scalars), then the EMA
+    (`EMA.lerp_args`, or () without one), in place. Under train.compile the trainer compiles
+    this as one function: a few fused kernels where eager runs ~30 (two per parameter for the
+    atan2 step alone)."""
+    adam_atan2_(params, grads, ms, vs, **scalars)
+    if ema_args:
+        torch._foreach_lerp_(*ema_args)
+
+
+def _scalars_as_tensors(scalars: dict[str, float], like: Tensor) -> dict:
+    """The update's scalars that change every step (learning rate, bias corrections) as 0-d
+    tensors on the parameters' device, for the compiled update, which would otherwise compile
+    again for every new value. One small copy, queued without waiting for the device."""
+    names = ("decay", "root_c2", "step_size")
+    packed = torch.tensor([scalars[k] for k in names], dtype=like.dtype)
+    return {**scalars, **dict(zip(names, packed.to(like.device, non_blocking=True).unbind()))}
 
 
 # -- the training step as a module (what DistributedDataParallel wraps) ---------------------------
@@ -231,11 +252,13 @@ class Trainer:
         eval_model = self.ema.model if self.ema else self.model
         self.eval_step = eval_model.step
         self.loss_fn = act_loss
+        self.update_fn = optimizer_and_ema_
         if t.compile:
             # the float64 stablemax loss as a few fused kernels, not ~40 eager ones, forward
             # and backward: 1.3-1.7% an update on an H100 (docs/PERFORMANCE.md, "Session 20").
             # Inductor's default mode: its inputs are the step's outputs, no graph of its own
             self.loss_fn = torch.compile(act_loss)
+            self.update_fn = torch.compile(optimizer_and_ema_)
             try:
                 step_fn = torch.compile(self.model.step, mode=t.compile_mode)
             except RuntimeError as e:  # an unknown mode, before anything is compiled
@@ -297,6 +320,29 @@ class Trainer:
             s *= min(1.0, (step - self.rewarm_from) / self.cfg.resume.rewarmup_steps)
         return s
 
+    def update(self) -> None:
+        """Update number `self.step + 1` from the gradients the backward pass left: AdamATan2
+        and the EMA (one compiled function under train.compile), then sign-SGD on the rows of
+        the puzzle table that the batch used (a buffer, which the EMA model shares)."""
+        t = self.cfg.train
+        self.step += 1
+        scale = self.lr_scale(self.step)
+        for g in self.opt.param_groups:
+            g["lr"] = t.lr * scale
+        # the trainer's optimizer has one group, the whole model
+        params, grads, ms, vs, scalars = self.opt.pending()[0]
+        if self.update_fn is not optimizer_and_ema_:
+            scalars = _scalars_as_tensors(scalars, params[0])
+        with torch.no_grad():
+            self.update_fn(params, grads, ms, vs, scalars,
+                           self.ema.lerp_args if self.ema is not None else ())
+        self.opt.zero_grad(set_to_none=True)
+        if self.sign_sgd is not None:
+            pe = self.model.puzzle_emb
+            if pe.rows is not None and pe.rows.grad is not None:
+                self.sign_sgd.step(pe.ids, pe.rows.grad, t.puzzle_emb_lr * scale)
+            pe.rows = pe.ids = None
+
     def train_step(self) -> None:
         t, mc = self.cfg.train, self.model_cfg
         r0 = self.dist.rank * self.B
@@ -318,19 +364,7 @@ class Trainer:
         # batch, the reference's total / global_batch_size
         (loss.total / self.B).backward()
 
-        self.step += 1
-        scale = self.lr_scale(self.step)
-        for g in self.opt.param_groups:
-            g["lr"] = t.lr * scale
-        self.opt.step()
-        self.opt.zero_grad(set_to_none=True)
-        if self.sign_sgd is not None:
-            pe = self.model.puzzle_emb
-            if pe.rows is not None and pe.rows.grad is not None:
-                self.sign_sgd.step(pe.ids, pe.rows.grad, t.puzzle_emb_lr * scale)
-            pe.rows = pe.ids = None
-        if self.ema is not None:
-            self.ema.update()
+        self.update()
 
         with torch.no_grad():
             act_steps = act_steps + 1

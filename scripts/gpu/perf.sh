@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue #9 on one card (headline and curve ran 2026-11-26 on H100s via `pair`; train_scaling,
 # scaling, fp8 and mlp on 2 x H200 in session 17; train_scaling, scaling, mlp on 4 x H200 in
-# 18; train_scaling, scaling on 4 x H100 in 19; host_trace, ddp_trace, train_scaling in 20):
+# 18; train_scaling, scaling on 4 x H100 in 19; host_trace, ddp_trace, train_scaling in 20;
+# headline on an H100 in 21):
 # the headline benchmark and the accuracy/compute curve of adaptive compute on validation, for
 # the bundled model. Ask for nvidia-h100-x1 (the issue's card); a reply from an H200 is
 # recorded as such.
