@@ -122,29 +122,36 @@ def write_problem(path: str | os.PathLike, e: OSError) -> str:
 def exclusive(path: str | os.PathLike, what: str):
     """Hold the one writer's lock on `path` (a file or folder a job writes) for the block; a
     second job on the same path fails at once with a PtrmError instead of mixing its output in.
-    The lock is an flock on a hidden sibling (`.NAME.lock`), released when the process ends,
-    however it ends; the file stays (removing it would race with a job taking it)."""
+    The lock is an flock on a hidden sibling (`.NAME.lock`, which says the holder's pid),
+    released when the process ends, however it ends. A job that ends normally removes it, while
+    still holding it; a job that opened it just before then finds the file it locked gone from
+    the path and takes a new one, so no two jobs ever hold the path."""
     import fcntl
 
     from .errors import PtrmError
 
     path = Path(path)
     lock = path.parent / f".{path.name}.lock"
-    try:  # a user's path: a file where a folder must be, no permission, a read-only place
-        path.parent.mkdir(parents=True, exist_ok=True)
-        f = open(lock, "a+")
-    except OSError as e:
-        raise PtrmError(f"{path}: cannot write there ({write_problem(path, e)})",
-                        hint=f"give this {what} a path in a folder you can write") from None
-    with f:
+    while True:
+        try:  # a user's path: a file where a folder must be, no permission, a read-only place
+            path.parent.mkdir(parents=True, exist_ok=True)
+            f = open(lock, "a+")
+        except OSError as e:
+            raise PtrmError(f"{path}: cannot write there ({write_problem(path, e)})",
+                            hint=f"give this {what} a path in a folder you can write") from None
         try:
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             f.seek(0)
             holder = f.read().strip() or "another process"
+            f.close()
             raise PtrmError(f"{path}: another ptrm job is writing it ({holder})",
                             hint=f"wait for it to end, or give this {what} another path") \
                 from None
+        if _same_file(f, lock):
+            break
+        f.close()  # the job before removed it after this open: lock the one at the path now
+    with f:
         f.seek(0)
         f.truncate()
         f.write(f"pid {os.getpid()}")
@@ -152,4 +159,13 @@ def exclusive(path: str | os.PathLike, what: str):
         try:
             yield
         finally:
+            with contextlib.suppress(OSError):
+                lock.unlink()
             fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _same_file(f, path: Path) -> bool:
+    try:
+        return os.path.samestat(os.fstat(f.fileno()), os.stat(path))
+    except FileNotFoundError:
+        return False

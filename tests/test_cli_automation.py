@@ -43,8 +43,34 @@ def test_exclusive_refuses_a_second_holder_and_frees_on_exit(tmp_path):
                 pass
         assert "another path" in e.value.hint
     with exclusive(target, "generate --out"):  # released: taken again
-        pass
-    assert (tmp_path / ".out.jsonl.lock").exists() and not target.exists()
+        assert (tmp_path / ".out.jsonl.lock").read_text() == f"pid {os.getpid()}"
+    # a job that ends removes its lock file (they stayed, one hidden file per output path)
+    assert not (tmp_path / ".out.jsonl.lock").exists() and not target.exists()
+
+
+def test_a_lock_file_removed_under_a_job_is_not_taken(tmp_path, monkeypatch):
+    """Between a job's open of `.NAME.lock` and its flock, the holder may end and remove the
+    file, and a third job take a new one at the path: the job must not go on holding the
+    removed file (two writers), but see the third job's lock."""
+    import fcntl
+
+    lock, real, third = tmp_path / ".out.lock", fcntl.flock, []
+
+    def flock(f, op):
+        if op & fcntl.LOCK_EX and not third:
+            lock.unlink()  # the holder ended
+            g = open(lock, "a+")
+            g.write("pid 999")
+            g.flush()
+            real(g, fcntl.LOCK_EX)  # the third job
+            third.append(g)
+        return real(f, op)
+
+    monkeypatch.setattr(fcntl, "flock", flock)
+    with pytest.raises(PtrmError, match=r"another ptrm job is writing it \(pid 999\)"):
+        with exclusive(tmp_path / "out", "test"):
+            pass
+    third[0].close()
 
 
 def test_exclusive_names_a_path_it_cannot_write(tmp_path):
