@@ -315,7 +315,8 @@ def test_weights_that_do_not_fit_the_config(step0, tmp_path):
     save_file(state, str(ck / "model.safetensors"))
     with pytest.raises(CheckpointError, match="missing: lm_head.weight"):
         load_checkpoint(ck)
-    with pytest.raises(CheckpointError, match="missing: embed_pos.embedding_weight"):
+    with pytest.raises(CheckpointError, match=r"pos_encodings='learned' \(--set\) contradicts "
+                                              r"the weights, which have no learned position"):
         import_official(step0, **{**SETTINGS, "pos_encodings": "learned"})
 
     save_checkpoint(ck, model, vocab, meta)
@@ -610,6 +611,35 @@ def test_a_ptrm_checkpoint_or_a_folder_as_config_get_plain_messages(step0, tmp_p
         assert e.value.hint == f"use it as it is: -c {ck}"
     with pytest.raises(CheckpointError, match=r"is a directory, not the run's all_config.yaml"):
         import_official(step0, config_yaml=tmp_path, **SETTINGS)
+
+
+@pytest.mark.parametrize("text, what", [
+    ("lr: 1e-4\nepochs: 10\n", r"it has no arch: section \(keys here: lr, epochs\)"),
+    ("arch:\n  name: trm\n  num_heads: 8\n", "its arch: section has no hidden_size"),
+    ("{}\n", "it is empty"),
+])
+def test_a_config_yaml_without_the_model_settings_says_what_it_holds(step0, tmp_path, text,
+                                                                     what):
+    """Another program's yaml as --config said only "has no arch section with hidden_size"."""
+    cfg = tmp_path / "other.yaml"
+    cfg.write_text(text)
+    with pytest.raises(CheckpointError, match=rf"{cfg} is not an official TRM run config: "
+                                              rf"{what}") as e:
+        import_official(step0, config_yaml=cfg)
+    assert "under arch:" in e.value.hint and "--config" in e.value.hint
+
+
+def test_learned_positions_the_weights_lack_are_named_with_their_source(step0, tmp_path):
+    """A yaml's `pos_encodings: learned` on rope weights failed with only "missing:
+    embed_pos.embedding_weight"; it names the setting and the file now."""
+    step = _run_with_yaml(step0, tmp_path, pos_encodings="learned")
+    with pytest.raises(CheckpointError, match=rf"pos_encodings='learned' "
+                                              rf"\({step.parent / 'all_config.yaml'}\) "
+                                              r"contradicts the weights") as e:
+        import_official(step, seq_len=16)
+    assert "--set pos_encodings=rope" in e.value.hint
+    model, _, meta = import_official(step, seq_len=16, pos_encodings="rope")  # --set wins
+    assert model.config.pos_encodings == "rope" and meta["given"]["pos_encodings"] == "override"
 
 
 def test_a_length_the_data_cannot_settle_says_so(step0):

@@ -358,6 +358,16 @@ def import_official(path, *, config_yaml=None, vocab: Vocab | None = None, devic
         if k in given and given[k] != v and k != "forward_dtype":
             raise CheckpointError(f"{path}: {k}={given[k]!r} ({_origin(source[k], yaml_path)}) "
                                   f"contradicts the weights, which say {k}={v!r}")
+    if given.get("pos_encodings") == "learned" and "pos_encodings" not in found:
+        # the one setting whose weights are missing rather than different: the model would
+        # fail to load with only "missing: embed_pos.embedding_weight" to go on
+        raise CheckpointError(
+            f"{path}: pos_encodings='learned' ({_origin(source['pos_encodings'], yaml_path)}) "
+            "contradicts the weights, which have no learned position table "
+            "(embed_pos.embedding_weight)",
+            hint="TRM-Att (attention) uses rope, TRM-MLP none: `ptrm convert STEP --set "
+                 "pos_encodings=rope` (in Python, import_official(..., pos_encodings='rope')), "
+                 "or mend the yaml")
     cfg = {**found, **given}
     if "seq_len" not in cfg and data_seq_len:
         cfg["seq_len"], source["seq_len"] = data_seq_len, "dataset.json"
@@ -712,7 +722,16 @@ def _read_official_yaml(step_path: Path, config_yaml):
         raise CheckpointError(f"{path} is not a TRM run config")
     arch = doc.get("arch", doc)
     if not isinstance(arch, dict) or "hidden_size" not in arch:
-        raise CheckpointError(f"{path} has no arch section with hidden_size")
+        # the official pretrain.py writes the model's settings under arch:, beside data_paths,
+        # lr, ...; a file without them is another program's config, or cut short
+        what = ("its arch: section has no hidden_size" if "arch" in doc else
+                f"it has no arch: section (keys here: {', '.join(map(str, list(doc)[:6]))}"
+                f"{', ...' if len(doc) > 6 else ''})" if doc else "it is empty")
+        raise CheckpointError(
+            f"{path} is not an official TRM run config: {what}",
+            hint="the official pretrain.py writes all_config.yaml with the model's settings "
+                 "under arch: (name, hidden_size, num_heads, H_cycles, L_cycles, ...): pass "
+                 "that run's file with --config, or give the settings with --set KEY=VALUE")
     name = str(arch.get("name", "trm"))
     if "trm" not in name.lower() and "tinyrecursive" not in name.lower():
         raise CheckpointError(f"{path}: arch {name!r} is not a TRM")
