@@ -11,7 +11,7 @@ import multiprocessing as mp
 import os
 from collections.abc import Callable, Iterator
 
-from .workers import quiet_worker
+from .workers import quiet_worker, sigterm_held
 
 
 def default_workers() -> int:
@@ -33,7 +33,9 @@ def pmap(fn: Callable, tasks: list, workers: int, tick: Callable[[int], None],
             yield result
         return
     method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
-    with mp.get_context(method).Pool(workers, initializer=quiet_worker) as pool:
+    with sigterm_held():
+        pool = mp.get_context(method).Pool(workers, initializer=quiet_worker)
+    with pool:
         for r in pool.imap(fn, tasks, chunksize=chunksize):
             tick(1)
             yield r
