@@ -93,6 +93,10 @@ def read_input(spec: str) -> tuple[str, str]:
         except OSError as e:
             raise PtrmError(f"cannot read {spec}: {e.strerror or e}") from None
         return _text(data, spec), spec
+    if spec.lstrip().startswith("{") and spec.rstrip().endswith("}"):
+        # a JSON record (`ptrm generate`'s lines): its text field's "\n" escapes and a URL's
+        # slashes are not a path's
+        return _text(spec, "<argument>"), "<argument>"
     if "?" in spec and "/" in spec and "\n" not in spec:  # puzz.link/p?type/..., any host
         return spec.strip(), "URL"
     if _SCHEME.match(spec):
@@ -102,7 +106,8 @@ def read_input(spec: str) -> tuple[str, str]:
     if "\n" in spec or (len(spec) >= 16 and "/" not in spec and "\\" not in spec
                         and not _FILE_EXT.search(spec) and not _NAME.fullmatch(spec)):
         return _text(spec, "<argument>"), "<argument>"  # `"$(cat file)"`: as the file reads
-    raise PtrmError(f"{spec}: no such file",
+    shown = spec if len(spec) <= 80 else f"{spec[:60]}... ({len(spec)} characters)"
+    raise PtrmError(f"{shown}: no such file",
                     hint="pass a puzzle file, a quoted puzz.link URL, or - to read stdin")
 
 

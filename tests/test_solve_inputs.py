@@ -134,6 +134,26 @@ def test_text_given_as_the_argument_reads_as_the_same_file_would(ckpt, tmp_path)
                                                                 "<argument>")
 
 
+def test_a_json_record_given_as_the_argument_reads_as_one(ckpt):
+    """The README: a record "from a file, a pipe, - (stdin) or the argument itself". As the
+    argument, a record whose text holds "\\n" escapes was taken for a file name ("no such
+    file", the whole record repeated); a long name is shortened in that message now."""
+    need("sudoku")
+    import json
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "examples" / "puzzles" /
+            "sudoku.txt").read_text()
+    record = json.dumps({"type": "sudoku", "text": text})
+    r = ptrm("solve", record, "-c", ckpt, "--K", 1, "--D", 1, "--json")
+    assert r.exit_code in (0, 1), r.output
+    out = json.loads(r.stdout)
+    assert (out["type"], out["format"], out["source"]) == ("sudoku", "record", "<argument>")
+    r = ptrm("solve", "nothing/" + "x" * 200, "-c", ckpt)
+    assert r.exit_code == 2 and "... (208 characters): no such file" in r.output
+    assert "x" * 100 not in r.output
+
+
 def test_a_grid_claimed_by_another_types_sniff_says_how_to_name_its_type():
     """A header-less 6x6 grid of a plugin's type was read as a sudoku and refused cell by cell
     ("sudoku cell '8'") with no word on why sudoku, or on the way out."""
