@@ -65,8 +65,8 @@ class AdamATan2(torch.optim.Optimizer):
                 ms.append(state["exp_avg"])
                 vs.append(state["exp_avg_sq"])
             # All parameters of a group step together, so one t serves them all; the scalars
-            # are Python floats, so the bias corrections cost no device sync (and a compiled
-            # update takes them as arguments, not as constants to recompile for)
+            # are Python floats, so the bias corrections cost no device sync (a compiled update
+            # takes them as 0-d tensors instead: train_loop._scalars_as_tensors says why)
             t = self.state[params[0]]["step"]
             lr, wd = group["lr"], group["weight_decay"]
             b1, b2 = group["betas"]
@@ -112,14 +112,18 @@ def adam_atan2_(params: list[Tensor], grads: list[Tensor], ms: list[Tensor], vs:
     that change every update may be 0-d tensors on the parameters' device: a compiled caller
     passes them so (torch.compile bakes a foreach op's float into the code and would compile
     again at every update)."""
-    torch._foreach_mul_(params, decay)
+    if isinstance(decay, Tensor) or decay != 1:  # no weight decay: no pass over the weights
+        torch._foreach_mul_(params, decay)
     torch._foreach_lerp_(ms, grads, 1 - b1)
     torch._foreach_lerp_(vs, torch._foreach_mul(grads, grads), 1 - b2)
     denom = torch._foreach_sqrt(vs)
     torch._foreach_div_(denom, root_c2)
     steps = [torch.atan2(m, d) for m, d in zip(ms, denom)]
-    torch._foreach_mul_(steps, step_size)
-    torch._foreach_sub_(params, steps)
+    if isinstance(step_size, Tensor):  # alpha= takes a number only
+        torch._foreach_mul_(steps, step_size)
+        torch._foreach_sub_(params, steps)
+    else:  # one rounding (p - s * step, fused), as the reference
+        torch._foreach_add_(params, steps, alpha=-step_size)
 
 
 class SignSGDEmbedding:

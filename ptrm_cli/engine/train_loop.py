@@ -68,23 +68,20 @@ class EMA:
     averages parameters only, and the ARC puzzle table is 2 GB."""
 
     def __init__(self, model: TRM, rate: float):
-        self.rate = rate
         device = model.H_init.device
         params = dict(model.named_parameters())
         state = {k: (params[k].detach().clone() if k in params else v)
                  for k, v in model.state_dict().items()}
         self.model = TRM.from_state_dict(model.config, state, device=device).eval()
         self.model.requires_grad_(False)
+        # shadow <- shadow + (1 - rate) * (param - shadow): torch._foreach_lerp_(*lerp_args),
+        # which the trainer runs with the optimizer step (optimizer_and_ema_)
         self.lerp_args = (list(self.model.parameters()), list(model.parameters()), 1 - rate)
-
-    @torch.no_grad()
-    def update(self) -> None:
-        """shadow <- shadow + (1 - rate) * (param - shadow), every parameter at once."""
-        torch._foreach_lerp_(*self.lerp_args)
 
 
 def optimizer_and_ema_(params: list[Tensor], grads: list[Tensor], ms: list[Tensor],
-                       vs: list[Tensor], scalars: dict[str, float], ema_args: tuple) -> None:
+                       vs: list[Tensor], scalars: dict[str, float | Tensor],
+                       ema_args: tuple) -> None:
     """One update's AdamATan2 step (`AdamATan2.pending`'s lists and scalars), then the EMA
     (`EMA.lerp_args`, or () without one), in place. Under train.compile the trainer compiles
     this as one function: a few fused kernels where eager runs ~30 (two per parameter for the
@@ -253,12 +250,14 @@ class Trainer:
         self.eval_step = eval_model.step
         self.loss_fn = act_loss
         self.update_fn = optimizer_and_ema_
+        self.tensor_scalars = False  # the update's scalars as 0-d tensors (compiled update)
         if t.compile:
             # the float64 stablemax loss as a few fused kernels, not ~40 eager ones, forward
             # and backward: 1.3-1.7% an update on an H100 (docs/PERFORMANCE.md, "Session 20").
             # Inductor's default mode: its inputs are the step's outputs, no graph of its own
             self.loss_fn = torch.compile(act_loss)
             self.update_fn = torch.compile(optimizer_and_ema_)
+            self.tensor_scalars = True
             try:
                 step_fn = torch.compile(self.model.step, mode=t.compile_mode)
             except RuntimeError as e:  # an unknown mode, before anything is compiled
@@ -330,8 +329,8 @@ class Trainer:
         for g in self.opt.param_groups:
             g["lr"] = t.lr * scale
         # the trainer's optimizer has one group, the whole model
-        params, grads, ms, vs, scalars = self.opt.pending()[0]
-        if self.update_fn is not optimizer_and_ema_:
+        (params, grads, ms, vs, scalars), = self.opt.pending()
+        if self.tensor_scalars:
             scalars = _scalars_as_tensors(scalars, params[0])
         with torch.no_grad():
             self.update_fn(params, grads, ms, vs, scalars,
