@@ -131,7 +131,8 @@ def exclusive(path: str | os.PathLike, what: str):
     from .errors import PtrmError
 
     path = Path(path)
-    lock = path.parent / f".{path.name}.lock"
+    # absolute: the file removed at the end is the one taken, whatever the cwd is by then
+    lock = Path(os.path.abspath(path.parent / f".{path.name}.lock"))
     while True:
         try:  # a user's path: a file where a folder must be, no permission, a read-only place
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -159,8 +160,9 @@ def exclusive(path: str | os.PathLike, what: str):
         try:
             yield
         finally:
-            with contextlib.suppress(OSError):
-                lock.unlink()
+            if _same_file(f, lock):  # (someone's hand may have removed it meanwhile)
+                with contextlib.suppress(OSError):
+                    lock.unlink()
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
