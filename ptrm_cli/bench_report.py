@@ -59,7 +59,7 @@ def table(r: dict) -> str:
     """The short summary printed at the end."""
     o = r["options"]
     lines = [f"ptrm bench · {r['device']} x{r['world_size']} · torch {r['torch']} · "
-             f"{r['model']['desc']} ({r['model']['parameters'] / 1e6:.1f}M) · "
+             f"{r['model']['desc']} ({_parameter_count(r['model']['parameters'])}) · "
              f"{r['puzzles']['source']} · K={o['K']} D={o['D']} "
              f"{noise(o['sigma'], o.get('perturb'))}",
              f"matmul peak (bf16 {r['peak']['n']}^3, measured): {r['peak']['tflops']:.1f} "
@@ -133,3 +133,8 @@ def table(r: dict) -> str:
                          f"{s['tflops']:.1f} TFLOP/s, efficiency {100 * s['efficiency']:.0f}%, "
                          f"identical to 1 GPU: {s['identical_to_1_gpu']}")
     return "\n".join(lines)
+
+
+def _parameter_count(n: int) -> str:
+    """7.1M for the paper's model; a small one (a test's, `--model tiny`) was "0.0M"."""
+    return f"{n / 1e6:.1f}M" if n >= 50_000 else f"{n:,} parameters"

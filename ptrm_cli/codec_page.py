@@ -93,9 +93,13 @@ def model_standing(codec: Codec) -> str | None:
     score = scores.get(name) if isinstance(scores, dict) else None
     if isinstance(score, (int, float)) and not isinstance(score, bool):
         steps = val.get("steps")
-        out += (f"; it got {score:.0%} of its validation {name} puzzles exactly right in one "
-                f"noiseless pass{f' of {steps} steps' if isinstance(steps, int) else ''} "
-                "(`ptrm solve` adds noisy rollouts and checks each against the rules)")
+        # the trainer's own measure, as saved with the weights: `ptrm eval` on the same
+        # puzzles judges by the rules on other kernels, so its TRM column differs by a few
+        out += (f"; it got {score:.0%} of its validation {name} puzzles exactly right (by "
+                f"their labels) in the trainer's noiseless pass"
+                f"{f' of {steps} steps' if isinstance(steps, int) else ''} "
+                "(`ptrm solve` adds noisy rollouts and checks each against the rules; "
+                "`ptrm eval` measures both)")
     return out
 
 

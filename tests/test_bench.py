@@ -47,6 +47,10 @@ def test_bench_runs_every_mode_and_writes_json(tmp_path):
     agree = rep["agreement"]["fast vs eager"]
     assert agree["rollouts_identical"] == 1.0 and agree["max_abs_dq"] == 0
     assert "ms/puzzle" in r.stdout and "matmul peak" in r.stdout and "fast" in r.stdout
+    # the tiny model's size, which "(0.0M)" hid
+    assert f"({rep['model']['parameters']:,} parameters)" in r.stdout
+    rep7m = {**rep, "model": {**rep["model"], "parameters": 7_117_826}}
+    assert "(7.1M)" in bench_report.table(rep7m)
     assert "faster than the measured peak" not in bench_report.table(rep)
     # the share of puzzles adaptive stopped was in the JSON only; a stop at the check on step D
     # counts too, so the line said "stopped before D=2" of puzzles that ran every step

@@ -281,14 +281,16 @@ def test_solve_json_says_what_the_grid_values_mean(installed_codec, ckpt, tmp_pa
 
 # -- the bundled model's standing, read from its card (config.json) ----------------------------
 
-RUN = "(`ptrm solve` adds noisy rollouts and checks each against the rules)"
+RUN = ("(`ptrm solve` adds noisy rollouts and checks each against the rules; `ptrm eval` "
+       "measures both)")
 
 
 @pytest.mark.parametrize("family, meta, says", [
     ("ppbench", {"trained_on": {"lightup": "10x10"},
                  "val": {"steps": 16, "exact_accuracy_by_type": {"lightup": 0.95}}},
      "the bundled model trained on 10x10 lightup puzzles; it got 95% of its validation "
-     f"lightup puzzles exactly right in one noiseless pass of 16 steps {RUN}"),
+     f"lightup puzzles exactly right (by their labels) in the trainer's noiseless pass of 16 "
+     f"steps {RUN}"),
     ("ppbench", {"trained_on": {"*": "any"}},
      "the bundled model trained on lightup puzzles of any size"),
     ("ppbench", {"trained_on": {"sudoku": "9x9"}},
