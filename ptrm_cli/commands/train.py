@@ -36,7 +36,7 @@ def train(
     (with `last` and `best` links). Ctrl-C saves a checkpoint at the end of the current step;
     `--resume` continues from it.
 
-    Examples:
+    Examples (the first line makes the toy 4x4 sudoku data that tiny-cpu.yaml reads):
 
         python -m ptrm_cli.engine.sudoku4 data/sudoku4
         ptrm train examples/configs/tiny-cpu.yaml
