@@ -34,9 +34,10 @@ def train(
 
     Writes RUN_DIR/config.resolved.yaml, RUN_DIR/log.jsonl and RUN_DIR/checkpoints/step_N
     (with `last` and `best` links). Ctrl-C saves a checkpoint at the end of the current step;
-    `--resume` continues from it.
+    `--resume` continues from it. The first example makes the toy 4x4 sudoku data that
+    tiny-cpu.yaml reads.
 
-    Examples (the first line makes the toy 4x4 sudoku data that tiny-cpu.yaml reads):
+    Examples:
 
         python -m ptrm_cli.engine.sudoku4 data/sudoku4
         ptrm train examples/configs/tiny-cpu.yaml
