@@ -17,6 +17,12 @@ class PtrmError(Exception):
         self.hint = hint
 
 
+class UsageError(PtrmError, ValueError):
+    """A library call's argument outside what it takes (K=0, an unknown noise target, tokens
+    of the wrong shape for the model): a PtrmError like every user mistake, and a ValueError,
+    which Python callers expect of a bad argument."""
+
+
 def plain_message(e: PtrmError) -> str:
     """The error as a script without the CLI's console says it: "error: ..." and, when there
     is one, "hint: ..." on the next line."""

@@ -33,7 +33,7 @@ import torch
 
 from . import codec as registry
 from .codec import Codec, Family, Parsed, Puzzle, Solution, Violation
-from .errors import CodecNotFound, OtherType, ParseError, PtrmError, json_problem
+from .errors import CodecNotFound, OtherType, ParseError, PtrmError, UsageError, json_problem
 from .vocab import Vocab
 
 #: what `ptrm solve` reads at most from a file or stdin (a puzzle is a few KB)
@@ -282,7 +282,10 @@ class LoadedModel:
         for that target, else DEFAULT_SIGMA ("default") when the checkpoint records none. A σ
         chosen for z is no σ for y (2.0 on z solves; 2.0 on y solves nothing:
         docs/INFERENCE.md, "Where the noise goes"), so that mix is refused, not run."""
+        from .engine.sampler import check_noise
+
         target = perturb or self.perturb
+        check_noise(DEFAULT_SIGMA if sigma is None else sigma, target)
         if sigma is not None:
             return sigma, "option", target
         if self.meta.get("sigma") is None:
@@ -551,6 +554,9 @@ class Verifier:
 
     def __call__(self, tokens) -> Verdict:
         arr = np.ascontiguousarray(np.asarray(tokens, dtype=np.int64))
+        if arr.shape != (self.family.seq_len,):  # else the codec's decode fails, blamed on it
+            raise UsageError(f"a {self.family.name!r} answer is {self.family.seq_len} tokens, "
+                             f"got shape {arr.shape}")
         key = arr.tobytes()
         hit = self._cache.get(key)
         if hit is None:
@@ -588,6 +594,8 @@ class Verifier:
 
 def valid_matrix(verifiers: list[Verifier], preds: torch.Tensor) -> torch.Tensor:
     """[P, K, L] predictions, one verifier per puzzle -> [P, K] bool."""
+    if len(verifiers) != preds.shape[0]:  # zip stopped at the shorter, silently
+        raise UsageError(f"{len(verifiers)} verifiers for {preds.shape[0]} puzzles' predictions")
     if len(verifiers) == 0:
         return torch.zeros(preds.shape[:2], dtype=torch.bool)
     return torch.stack([v.valid(p) for v, p in zip(verifiers, preds)])
@@ -623,6 +631,9 @@ class SolveResult:
 def encode_puzzle(codec: Codec, puzzle: Puzzle, family: Family, source: str | None = None):
     """The puzzle's tokens in the model's family; one the family cannot hold (a grid too big,
     a clue past its vocabulary) is a ParseError naming `source`."""
+    if puzzle.type != codec.name:  # else "a 10x10 sudoku does not fit ..." of a lightup
+        raise UsageError(f"a {puzzle.type} puzzle given to the {codec.name!r} codec",
+                         hint=f"registry.get({puzzle.type!r}) is its codec")
     try:
         with registry.contract(codec, "encode"):
             return registry.checked_tokens(codec, codec.encode(puzzle, family=family), family)

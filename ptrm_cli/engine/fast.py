@@ -42,8 +42,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..errors import UsageError
 from .model import TRM, SwiGLU, flops_per_step
-from .sampler import TARGET_Y, TARGET_Z, Rollouts, add_noise, add_noise_blocked, puzzle_keys
+from .sampler import (TARGET_Y, TARGET_Z, Rollouts, add_noise, add_noise_blocked, check_inputs,
+                      check_run, puzzle_keys)
 
 #: torch.compile modes that keep the batch dimension dynamic (CUDA-graph modes need fixed shapes)
 COMPILE_MODES = ("default", "max-autotune-no-cudagraphs")
@@ -141,9 +143,9 @@ class Engine:
                  scope: str = "app", deterministic: bool = True, backend: str = "inductor",
                  split: bool = False):
         if mode not in COMPILE_MODES:
-            raise ValueError(f"compile mode must be one of {COMPILE_MODES} (got {mode!r})")
+            raise UsageError(f"compile mode must be one of {COMPILE_MODES} (got {mode!r})")
         if scope not in SCOPES:
-            raise ValueError(f"compile scope must be one of {SCOPES} (got {scope!r})")
+            raise UsageError(f"compile scope must be one of {SCOPES} (got {scope!r})")
         self.device = next(model.parameters()).device
         self.model = precast(model)
         if split:
@@ -358,6 +360,8 @@ def run(engine: Engine, inputs: torch.Tensor, *, K: int, D: int, sigma: float,
     flight at most; `time_limit` seconds: stop everything at the next check and answer from the
     rollouts so far (their current step). A puzzle that never stops is answered from its K
     final rollouts: the highest-Q verified one if any (with verify), else the highest Q."""
+    check_run(K, D, sigma, perturb)
+    check_inputs(engine.model.config, inputs, puzzle_ids)
     e, dev = engine, engine.device
     P, L = inputs.shape
     W = K if wave is None else max(1, min(int(wave), K))
@@ -365,7 +369,7 @@ def run(engine: Engine, inputs: torch.Tensor, *, K: int, D: int, sigma: float,
     rules = verify is not None or q_threshold is not None
     every = (int(check_every) if check_every else D) if rules else D
     if every < 1:
-        raise ValueError("check_every must be >= 1")
+        raise UsageError("check_every must be >= 1")
     noisy = sigma > 0
     t0 = time.perf_counter()
 

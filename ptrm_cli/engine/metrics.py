@@ -20,11 +20,17 @@ import math
 
 import torch
 
+from ..errors import UsageError
+
 SELECTORS = ("best_q", "mode", "q_vote", "verified")
 
 
 def correct(preds: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    """Exact match on every non-pad label position. preds [..., L], labels broadcastable."""
+    """Exact match on every non-pad label position. preds [..., L]; labels broadcastable to
+    it, or one axis short (labels [P, L] of preds [P, K, L]: one label per puzzle, for all K
+    rollouts; broadcast as they were, they lined P up with K, silently wrong when P == K)."""
+    if labels.dim() == preds.dim() - 1:
+        labels = labels.unsqueeze(-2)
     mask = labels != 0
     return ((preds == labels) | ~mask).all(-1)
 
@@ -51,11 +57,17 @@ def _answer_groups(preds: torch.Tensor):
 def select(preds: torch.Tensor, q: torch.Tensor, how: str,
            valid: torch.Tensor | None = None) -> torch.Tensor:
     """Chosen rollout index per puzzle. preds [P, K, L], q [P, K], valid [P, K] bool."""
+    if preds.dim() != 3 or q.shape != preds.shape[:2]:
+        raise UsageError(f"select takes preds [P, K, L] and q [P, K], got "
+                         f"{tuple(preds.shape)} and {tuple(q.shape)}")
+    if valid is not None and (valid.shape != q.shape or valid.dtype != torch.bool):
+        raise UsageError(f"select's valid must be bool [P, K] = {list(q.shape)}, got "
+                         f"{valid.dtype} {list(valid.shape)}")
     if how == "best_q":
         return q.argmax(-1)  # torch.argmax returns the first maximal index
     if how == "verified":
         if valid is None:
-            raise ValueError("the 'verified' selector needs the verifier's verdicts")
+            raise UsageError("the 'verified' selector needs the verifier's verdicts")
         masked = torch.where(valid, q, torch.full_like(q, -math.inf))
         best = masked.argmax(-1)
         # if every valid rollout has Q = -inf, argmax may land on an earlier invalid one
@@ -63,7 +75,7 @@ def select(preds: torch.Tensor, q: torch.Tensor, how: str,
         best = torch.where(missed, valid.int().argmax(-1), best)
         return torch.where(valid.any(-1), best, q.argmax(-1))
     if how not in ("mode", "q_vote"):
-        raise ValueError(f"unknown selector {how!r} (choose from {', '.join(SELECTORS)})")
+        raise UsageError(f"unknown selector {how!r} (choose from {', '.join(SELECTORS)})")
     out = torch.empty(preds.shape[0], dtype=torch.long)
     for i in range(preds.shape[0]):
         groups, n = _answer_groups(preds[i])

@@ -28,11 +28,13 @@ from __future__ import annotations
 
 import hashlib
 import math
+import numbers
 from dataclasses import dataclass, field
 from typing import Callable
 
 import torch
 
+from ..errors import UsageError
 from .model import TRM, Carry
 
 PERTURB = ("z", "y", "both", "init")
@@ -55,12 +57,56 @@ class SamplerConfig:
     record_latents: bool = False
 
     def __post_init__(self):
-        if self.K < 1 or self.D < 1:
-            raise ValueError(f"K and D must be >= 1 (got K={self.K}, D={self.D})")
-        if self.sigma < 0:
-            raise ValueError(f"sigma must be >= 0 (got {self.sigma})")
-        if self.perturb not in PERTURB:
-            raise ValueError(f"perturb must be one of {PERTURB} (got {self.perturb!r})")
+        check_run(self.K, self.D, self.sigma, self.perturb)
+
+
+def check_run(K, D, sigma, perturb) -> None:
+    """What every entry point that runs rollouts takes (SamplerConfig, fast.run,
+    solver.solve_puzzle): K=0 failed after the model ran, with "max() arg is an empty
+    sequence"."""
+    if not all(isinstance(v, numbers.Integral) and not isinstance(v, bool) and v >= 1
+               for v in (K, D)):
+        raise UsageError(f"K and D must be whole numbers >= 1 (got K={K!r}, D={D!r})")
+    check_noise(sigma, perturb)
+
+
+def check_noise(sigma, perturb) -> None:
+    """A σ and noise target the sampler takes: a typo in `perturb`, or a negative σ, ran with
+    no noise at all."""
+    if not (isinstance(sigma, numbers.Real) and math.isfinite(sigma) and sigma >= 0):
+        raise UsageError(f"sigma must be a finite number >= 0 (got {sigma!r})")
+    if perturb not in PERTURB:
+        raise UsageError(f"perturb must be one of {', '.join(PERTURB)} (got {perturb!r})")
+
+
+def check_inputs(config, inputs, puzzle_ids=None) -> None:
+    """Token ids a model of `config` can run: a [P, seq_len] integer tensor, every id in its
+    vocabulary, and puzzle ids [P] in its table. A wrong length, vocabulary or shape failed
+    deep inside torch ("The size of tensor a (116) must match the size of tensor b (97)",
+    "index out of range in self")."""
+    L, V = config.seq_len, config.vocab_size
+    if not isinstance(inputs, torch.Tensor):
+        raise UsageError(f"inputs must be a torch tensor of token ids [P, {L}], got "
+                         f"{type(inputs).__name__} (torch.as_tensor(x) converts one)")
+    if inputs.dim() != 2 or inputs.shape[1] != L:
+        raise UsageError(f"inputs must be token ids [P, {L}] (this model's seq_len {L}), got "
+                         f"shape {tuple(inputs.shape)}")
+    if inputs.dtype.is_floating_point or inputs.dtype.is_complex or inputs.dtype == torch.bool:
+        raise UsageError(f"inputs must be integer token ids, got {inputs.dtype}")
+    if inputs.numel() and (int(inputs.min()) < 0 or int(inputs.max()) >= V):
+        raise UsageError(f"token ids must be in [0, {V}) (this model's vocabulary), got "
+                         f"{int(inputs.min())}..{int(inputs.max())}",
+                         hint="encode the puzzle in the model's family (solver.family_for)")
+    if puzzle_ids is not None:
+        n = config.num_puzzle_identifiers
+        if not isinstance(puzzle_ids, torch.Tensor) or puzzle_ids.shape != inputs.shape[:1]:
+            shape = tuple(puzzle_ids.shape) if isinstance(puzzle_ids, torch.Tensor) else \
+                type(puzzle_ids).__name__
+            raise UsageError(f"puzzle_ids must be a tensor [P] = [{inputs.shape[0]}], one "
+                             f"per puzzle, got {shape}")
+        if puzzle_ids.numel() and (int(puzzle_ids.min()) < 0 or int(puzzle_ids.max()) >= n):
+            raise UsageError(f"puzzle_ids must be in [0, {n}) (this model's puzzle table), "
+                             f"got {int(puzzle_ids.min())}..{int(puzzle_ids.max())}")
 
 
 @dataclass
@@ -170,6 +216,7 @@ def sample(model: TRM, inputs: torch.Tensor, cfg: SamplerConfig, *, seed: int = 
     the fast engine on CUDA (unless latents are recorded), the eager loop elsewhere;
     `fast_options` go to fast.Engine (compile, mode, ...). `on_chunk(done, P)`: progress in
     puzzles done, after each chunk (the eager loop also after each step, in fractions)."""
+    check_inputs(model.config, inputs, puzzle_ids)
     device = next(model.parameters()).device
     if fast is None:
         fast = device.type == "cuda" and not cfg.record_latents
@@ -266,7 +313,7 @@ def halted(r: Rollouts, threshold: float) -> tuple[Rollouts, torch.Tensor]:
     Why: a model can reach a valid answer early and drift off it by step D (the Q head usually
     falls as it does); the paper's protocol takes step D regardless."""
     if r.step_q is None or r.step_preds is None:
-        raise ValueError("halting needs the per-step record: sample with record_steps=True")
+        raise UsageError("halting needs the per-step record: sample with record_steps=True")
     P, K, D = r.step_q.shape
     over = torch.sigmoid(r.step_q.float()) > threshold  # [P, K, D]
     t = torch.where(over.any(-1), over.float().argmax(-1),
