@@ -891,3 +891,26 @@ def test_timed_runs_compile_nothing(ckpt, dataset, monkeypatch, halt):
     evaluate.run_eval(loaded, ev, evaluate.EvalSettings(K=4, D=2, sigmas=[0.3, 0.5, 0.7],
                                                         seeds=[0, 1], halt=halt))
     assert "warm-up" in compiled and "timed" not in compiled, compiled
+
+
+def test_a_reader_that_stops_early_leaves_a_finished_folder(ckpt, dataset, tmp_path,
+                                                           monkeypatch):
+    """`ptrm eval ... | head -1`: the pipe closed while the tables were shown, after
+    report.json was written, and partial.json stayed beside it; the same command was then
+    refused ("holds 3 finished run(s) of this evaluation")."""
+    from ptrm_cli import console as console_mod
+
+    out = tmp_path / "piped"
+    args = ("eval", "--split", "val", "--data", dataset, "-c", ckpt, "--K", 2, "--D", 1,
+            "--seeds", 1, "--no-plots", "--out", out)
+
+    def closed(*a, **k):
+        raise BrokenPipeError
+
+    with monkeypatch.context() as m:
+        m.setattr(console_mod.console, "print", closed)
+        r = ptrm(*args)
+    assert r.exit_code == 141, r.output
+    assert (out / "report.json").is_file() and not (out / "partial.json").exists()
+    again = ptrm(*args)
+    assert again.exit_code == 0, again.output

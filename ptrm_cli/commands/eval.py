@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from contextlib import ExitStack
-
 from pathlib import Path
 
 import typer
@@ -301,8 +301,10 @@ def evaluate(
             sweep = ev_mod.report_file(sigma_from.expanduser()).resolve()
             report["settings"]["sigma_from"] = {"report": str(sweep), "split": on,
                                                 "halt": choice.halt}
-        _write_and_show(report, out, plots=plots, as_json=as_json)
-        saved.finish()
+        # the partial results go once the report is written, before it is shown: a reader
+        # that stops early (`| head`) ended the command there and left them beside the report,
+        # and the same command was then refused ("holds 3 finished run(s)")
+        _write_and_show(report, out, plots=plots, as_json=as_json, written=saved.finish)
 
 
 #: a CPU evaluation of more FLOPs than this, left at the protocol's size, says so up front
@@ -413,11 +415,15 @@ def _merge(paths: list[Path], out: Path, *, plots: bool, as_json: bool) -> None:
                              "reports; ")
 
 
-def _write_and_show(report: dict, out: Path, *, plots: bool, as_json: bool, what: str = ""):
-    """report.json (and plots) into `out`, then the report on stdout: JSON or the tables."""
+def _write_and_show(report: dict, out: Path, *, plots: bool, as_json: bool, what: str = "",
+                    written: Callable[[], None] | None = None):
+    """report.json (and plots) into `out`, `written()`, then the report on stdout: JSON or the
+    tables."""
     from .. import evaluate as ev_mod, solver
 
     files = ev_mod.write_report(report, out, plots=plots)
+    if written is not None:
+        written()
     if as_json:
         typer.echo(solver.to_json(report))
         return
