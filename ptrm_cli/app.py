@@ -74,6 +74,15 @@ class _Group(TyperGroup):
             if _says():
                 err_console.print("[yellow]interrupted[/]")
             raise typer.Exit(130)
+        except _USAGE_ERRORS as e:  # an option that does not exist, a value out of range
+            # one line, as every other mistake (a boxed panel under a usage line, before)
+            if _says():
+                err_console.print(f"[bold red]error:[/] {esc(e.format_message())}",
+                                  highlight=False, soft_wrap=True)
+                where = e.ctx.command_path if e.ctx is not None else "ptrm"
+                err_console.print(f"[dim]hint:[/] {esc(where)} --help says what it takes",
+                                  highlight=False, soft_wrap=True)
+            raise typer.Exit(e.exit_code)
         except BrokenPipeError:  # the reader went away (`ptrm ... | head`): stop quietly
             silence_stdout()
             raise typer.Exit(EXIT_BROKEN_PIPE)
@@ -83,6 +92,22 @@ class _Group(TyperGroup):
             err_console.print(f"[bold red]error:[/] {esc(e.strerror)} (writing the output)",
                               highlight=False)
             raise typer.Exit(2)
+
+
+def _usage_errors() -> tuple[type, ...]:
+    """The option parser's UsageError: typer's own copy of click (typer 0.2x), and click's."""
+    import importlib
+
+    found = []
+    for name in ("typer._click.exceptions", "click.exceptions"):
+        try:
+            found.append(importlib.import_module(name).UsageError)
+        except (ImportError, AttributeError):
+            pass
+    return tuple(found)
+
+
+_USAGE_ERRORS = _usage_errors()
 
 
 def _says() -> bool:

@@ -231,3 +231,19 @@ def test_generate_json_says_what_the_file_holds(installed_codec, tmp_path):
                            "--json").stdout)
     assert (again["made"], again["present"], again["n"]) == (1, 2, 3)
     assert len(out.read_text().splitlines()) == 3
+
+
+@pytest.mark.parametrize("argv, says, where", [
+    (["eval", "--K", "0"], "Invalid value for '--K': Input should be greater than or equal to 1",
+     "ptrm eval"),
+    (["solve", "x.txt", "--bogus"], "No such option: --bogus", "ptrm solve"),
+    (["evl"], "No such command 'evl'. Did you mean 'eval'?", "ptrm"),
+])
+def test_an_option_the_parser_refuses_is_one_error_line_with_a_hint(argv, says, where):
+    """The option parser's mistakes came as a usage line and a boxed panel; every other
+    mistake is an `error:` line and a `hint:` line, which scripts and people read alike."""
+    r = subprocess.run([sys.executable, "-m", "ptrm_cli", *argv], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 2 and r.stdout == ""
+    where = where.replace("ptrm", "python -m ptrm_cli", 1)  # the hint says it as it was run
+    assert r.stderr.splitlines() == [f"error: {says}", f"hint: {where} --help says what it takes"]
