@@ -257,7 +257,8 @@ def test_a_large_cpu_evaluation_says_how_large_and_how_to_look_first(ckpt, datas
     text = " ".join(r.output.split())
     # 5 puzzles x (baselines of D=3 and K*D=300 steps + K=100 x D=3 x 3 seeds)
     assert "on a CPU this evaluation is 6,015 supervision steps of the model" in text
-    assert "For a first look: --limit 5 --K 8 --seeds 1" in text
+    assert f"For a first look: {eval_cmd.FIRST_LOOK} (a mix of types" in text
+    assert "--sample" in eval_cmd.FIRST_LOOK  # not --limit: the first puzzles are one type
     r = ptrm("eval", "--split", "val", "--data", dataset, "-c", ckpt, "--K", 2, "--seeds", 1,
              "--out", tmp_path / "b", "--no-plots")
     assert r.exit_code == 130, r.output

@@ -310,6 +310,9 @@ def evaluate(
 #: a CPU evaluation of more FLOPs than this, left at the protocol's size, says so up front
 #: (~5 minutes at the 2-3e11 FLOP/s two cores give the 7M model)
 CPU_NOTE_FLOP = 6e13
+#: what the note suggests: 6 golden puzzles of 4 types, TRM and PTRM at D=4, took 51 s on 2
+#: cores with the bundled model (2026-11-27); `--limit 5` took the first type's only
+FIRST_LOOK = "--sample 6 --K 8 --D 4 --det-D 4 --seeds 1"
 #: the options that size an evaluation: given any of them, the user chose its size
 SIZE_OPTIONS = {"--K", "--D", "--seeds", "--limit", "--sample", "--det-D", "--sigma"}
 
@@ -328,7 +331,8 @@ def _cpu_note(ctx: typer.Context, steps: int, config) -> None:
     err_console.print(
         f"[yellow]note:[/] on a CPU this evaluation is {steps:,} supervision steps of the model "
         f"({fmt_flops(flop)}), long for a CPU; the time left shows about a minute in. For a "
-        "first look: --limit 5 --K 8 --seeds 1", highlight=False, soft_wrap=True)
+        f"first look: {FIRST_LOOK} (a mix of types, about a minute)", highlight=False,
+        soft_wrap=True)
 
 
 def _saved_runs(out: Path, loaded, evset, settings, *, resume: bool, write: bool):
