@@ -174,7 +174,7 @@ def groups_of(ev: EvalSet) -> dict[str, torch.Tensor]:
 
 def by_group(scored: dict, groups: dict[str, torch.Tensor]) -> dict:
     return {g: {"n": int(m.sum()),
-                **{judge: {k: float(v[m].float().mean()) for k, v in d.items()}
+                **{judge: {k: float(v[m].double().mean()) for k, v in d.items()}
                    for judge, d in scored.items()}}
             for g, m in groups.items()}
 
@@ -392,7 +392,7 @@ def _det_scores(out, valid: torch.Tensor, labels: torch.Tensor, groups: dict) ->
         n = int(m.sum())
         gr[g] = {"n": n, "cell_accuracy": float(cell[m].mean())}
         for judge in ("label", "rules"):
-            acc = float(sc[judge]["best_q"][m].float().mean())
+            acc = float(sc[judge]["best_q"][m].double().mean())
             gr[g][judge] = {"acc": acc, "wilson": wilson_of(acc, n)}
     return {"groups": gr, "per_puzzle": {"label": sc["label"]["best_q"].tolist(),
                                          "rules": sc["rules"]["best_q"].tolist()}}

@@ -263,7 +263,8 @@ def evaluate(
         ranks = distributed.world()[1]
         of = f" (a seeded sample of {evset.sampled['of']})" if evset.sampled else ""
         err_console.print(
-            f"[dim]{esc(evset.name)}: {len(evset)} puzzles{of} · K={K} D={D} "
+            f"[dim]{esc(evset.name)}: {len(evset)} puzzle{'' if len(evset) == 1 else 's'}{of} · "
+            f"K={K} D={D} "
             f"σ={','.join(f'{s:g}' for s in sigmas)}{sigma_note} "
             f"perturb={perturb}{'' if halt is None else f' halt={halt:g}'} · "
             f"seeds {settings.seeds} · TRM baselines D={settings.det_D} · "

@@ -145,12 +145,12 @@ def width_curve(preds: torch.Tensor, q: torch.Tensor, labels: torch.Tensor,
             sub = torch.gather(preds, 1, idx[:, :, None].expand(-1, -1, preds.shape[2]))
             sub_q = torch.gather(q, 1, idx)
             sub_ok = torch.gather(ok, 1, idx)
-            acc["pass"] += sub_ok.any(-1).float().mean().item()
+            acc["pass"] += sub_ok.any(-1).double().mean().item()
             for how in ("best_q", "mode"):
                 ch = select(sub, sub_q, how)
-                acc[how] += sub_ok[torch.arange(P), ch].float().mean().item()
+                acc[how] += sub_ok[torch.arange(P), ch].double().mean().item()
             if valid is not None:
                 ch = select(sub, sub_q, "verified", torch.gather(valid, 1, idx))
-                acc["verified"] += sub_ok[torch.arange(P), ch].float().mean().item()
+                acc["verified"] += sub_ok[torch.arange(P), ch].double().mean().item()
         out[k] = {name: v / n_draws for name, v in acc.items()}
     return out
