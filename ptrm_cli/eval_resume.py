@@ -43,9 +43,7 @@ class SavedRuns:
         except (OSError, ValueError, KeyError, TypeError, AssertionError):
             raise PtrmError(f"{path}: not the partial results of a `ptrm eval`",
                             hint="delete it, or run without --resume to start over") from None
-        different = [_puzzles_difference(saved.get("n_puzzles"), n_puzzles) if k == "puzzles"
-                     else _difference(k, saved["fingerprint"].get(k), fingerprint[k])
-                     for k in fingerprint if saved["fingerprint"].get(k) != fingerprint[k]]
+        different = differences(saved, fingerprint, n_puzzles)
         if different:
             raise PtrmError(f"{path} holds runs of another evaluation (different "
                             f"{'; '.join(different)})",
@@ -71,6 +69,25 @@ class SavedRuns:
         """The report is written: the partial results are no longer needed."""
         if self.write and self.path is not None:
             self.path.unlink(missing_ok=True)
+
+
+def differences(saved: dict, fingerprint: dict, n_puzzles: int | None) -> list[str]:
+    """What differs between saved partial results and the evaluation `fingerprint` names, one
+    entry a setting ("K: 6 in the saved runs, 2 now")."""
+    return [_puzzles_difference(saved.get("n_puzzles"), n_puzzles) if k == "puzzles"
+            else _difference(k, saved["fingerprint"].get(k), fingerprint[k])
+            for k in fingerprint if saved["fingerprint"].get(k) != fingerprint[k]]
+
+
+def other_runs(path: Path, fingerprint: dict, n_puzzles: int | None) -> tuple[int, list[str]]:
+    """(how many runs, what differs) of partial results at `path` that belong to another
+    evaluation than `fingerprint`'s; (0, []) when there are none or the file is unreadable."""
+    try:
+        saved = json.loads(path.read_text())
+        fp = json.loads(json.dumps(fingerprint))  # as stored
+        return len(saved["runs"]), differences(saved, fp, n_puzzles)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return 0, []
 
 
 def finished_runs(path: Path, fingerprint: dict) -> int:

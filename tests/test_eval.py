@@ -918,3 +918,19 @@ def test_a_reader_that_stops_early_leaves_a_finished_folder(ckpt, dataset, tmp_p
     assert (out / "report.json").is_file() and not (out / "partial.json").exists()
     again = ptrm(*args)
     assert again.exit_code == 0, again.output
+
+
+def test_starting_over_on_another_evaluations_runs_says_what_differs(ckpt, dataset, tmp_path,
+                                                                    monkeypatch):
+    """An interrupted K=4 evaluation, then a K=2 one into the same folder: its saved runs
+    were replaced with "no finished run of this evaluation (another's, or none)", not a word
+    of what they were."""
+    out = tmp_path / "ev"
+    args, _ = _interrupted_eval(monkeypatch, ckpt, dataset, out)
+    k = args.index("--K")
+    args[k + 1] = 2
+    r = ptrm(*args)
+    text = " ".join(r.output.split())
+    assert r.exit_code == 0, r.output
+    assert (f"{out / 'partial.json'} holds 3 finished run(s) of another evaluation (different "
+            "K: 4 in the saved runs, 2 now): starting over, they are replaced") in text

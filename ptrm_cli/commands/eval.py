@@ -338,7 +338,7 @@ def _cpu_note(ctx: typer.Context, steps: int, config) -> None:
 
 def _saved_runs(out: Path, loaded, evset, settings, *, resume: bool, write: bool):
     """Where finished runs are kept (OUT/partial.json) and, with --resume, read back."""
-    from ..eval_resume import NAME, SavedRuns, finished_runs, fingerprint
+    from ..eval_resume import NAME, SavedRuns, finished_runs, fingerprint, other_runs
 
     path = out / NAME
     fp = fingerprint(loaded.path, loaded.config.to_dict(), evset.keys, settings.K, settings.D,
@@ -360,8 +360,15 @@ def _saved_runs(out: Path, loaded, evset, settings, *, resume: bool, write: bool
                 raise PtrmError(f"{path} holds {finished} finished run(s) of this evaluation",
                                 hint="--resume continues it; to start over, delete that file "
                                      "or give another --out")
-            err_console.print(f"[yellow]{esc(path)}[/]: no finished run of this evaluation "
-                              "(another's, or none); starting over", highlight=False)
+            n, why = other_runs(path, fp, len(evset.keys))
+            if n and why:  # say what is given up (`--resume` of that evaluation keeps them)
+                err_console.print(
+                    f"[yellow]note:[/] {esc(path)} holds {n} finished run(s) of another "
+                    f"evaluation (different {esc('; '.join(why))}): starting over, they are "
+                    "replaced", highlight=False, soft_wrap=True)
+            else:
+                err_console.print(f"[yellow]{esc(path)}[/]: no finished run of this "
+                                  "evaluation; starting over", highlight=False)
     elif write and resume and (path.parent / "report.json").is_file():
         err_console.print(f"[yellow]note:[/] {esc(path.parent / 'report.json')} is a finished "
                           "evaluation and nothing is saved to resume: running everything "
