@@ -295,7 +295,7 @@ def run_eval(loaded: LoadedModel, ev: EvalSet, s: EvalSettings, *,
         used = {}
         if s.halt is not None:
             out, steps = halted(out, s.halt)
-            used["halt_steps"] = float(steps.float().mean()) if steps.numel() else float(D)
+            used["halt_steps"] = float(steps.double().mean()) if steps.numel() else float(D)
         t0 = time.perf_counter()
         valid = valid_matrix(ev.verifiers, out.preds)
         t_verify = time.perf_counter() - t0

@@ -85,7 +85,14 @@ def test_tokens_of_the_wrong_shape_or_vocabulary_are_named(loaded, sudoku):
             fast.run(fast.engine_for(model, compile=False), inputs, K=2, D=1, sigma=0.1)
     with pytest.raises(UsageError, match=r"puzzle_ids must be a tensor \[P\] = \[1\]"):
         sample(model, tokens[None], cfg, puzzle_ids=torch.zeros(3, dtype=torch.long))
-    assert sample(model, tokens[None], cfg).preds.shape == (1, 2, L)  # the right call runs
+    # the right calls run: a dataset's uint16 tokens (no min() of their own in torch), and
+    # puzzle ids a model without a puzzle table ignores, whatever they are
+    want = sample(model, tokens[None], cfg, seed=3).preds
+    assert want.shape == (1, 2, L)
+    assert model.config.puzzle_emb_ndim == 0
+    for inputs, ids in ((tokens[None].to(torch.uint16), None),
+                        (tokens[None].to(torch.int32), torch.tensor([7], dtype=torch.int32))):
+        assert torch.equal(sample(model, inputs, cfg, seed=3, puzzle_ids=ids).preds, want)
 
 
 def test_metrics_take_one_label_per_puzzle_and_check_shapes():
@@ -105,6 +112,9 @@ def test_metrics_take_one_label_per_puzzle_and_check_shapes():
     with pytest.raises(UsageError, match="got torch.int64"):
         metrics.select(preds, q, "verified", torch.ones(2, 2, dtype=torch.long))
     assert metrics.select(preds, q, "best_q").tolist() == [1, 1]
+    # rollout-major preds [K, P, L] with K != P broadcast as before
+    kpl = torch.stack([labels, labels, torch.zeros_like(labels)])
+    assert metrics.correct(kpl, labels).tolist() == [[True, True], [True, True], [False, False]]
 
 
 def test_verifiers_check_what_they_are_given(loaded, sudoku):

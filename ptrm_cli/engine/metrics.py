@@ -27,9 +27,10 @@ SELECTORS = ("best_q", "mode", "q_vote", "verified")
 
 def correct(preds: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     """Exact match on every non-pad label position. preds [..., L]; labels broadcastable to
-    it, or one axis short (labels [P, L] of preds [P, K, L]: one label per puzzle, for all K
-    rollouts; broadcast as they were, they lined P up with K, silently wrong when P == K)."""
-    if labels.dim() == preds.dim() - 1:
+    it, or one label per puzzle of puzzle-major preds (labels [P, L] of preds [P, K, L], for
+    all K rollouts; broadcast as they were, they lined P up with K, silently wrong when
+    P == K)."""
+    if labels.dim() == preds.dim() - 1 and labels.shape[:-1] == preds.shape[:labels.dim() - 1]:
         labels = labels.unsqueeze(-2)
     mask = labels != 0
     return ((preds == labels) | ~mask).all(-1)
@@ -37,8 +38,8 @@ def correct(preds: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
 
 def cell_accuracy(preds: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     mask = labels != 0
-    hits = ((preds == labels) & mask).sum(-1).float()
-    return hits / mask.sum(-1).clamp(min=1).float()
+    hits = ((preds == labels) & mask).sum(-1).double()  # float64: a report's shares exact
+    return hits / mask.sum(-1).clamp(min=1).double()
 
 
 def _answer_groups(preds: torch.Tensor):

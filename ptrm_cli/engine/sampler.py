@@ -93,10 +93,12 @@ def check_inputs(config, inputs, puzzle_ids=None) -> None:
                          f"shape {tuple(inputs.shape)}")
     if inputs.dtype.is_floating_point or inputs.dtype.is_complex or inputs.dtype == torch.bool:
         raise UsageError(f"inputs must be integer token ids, got {inputs.dtype}")
-    if inputs.numel() and (int(inputs.min()) < 0 or int(inputs.max()) >= V):
-        raise UsageError(f"token ids must be in [0, {V}) (this model's vocabulary), got "
-                         f"{int(inputs.min())}..{int(inputs.max())}",
-                         hint="encode the puzzle in the model's family (solver.family_for)")
+    if inputs.numel():  # widened: a dataset's uint16 tokens have no min() of their own
+        lo, hi = (int(v) for v in torch.aminmax(inputs.long()))
+        if lo < 0 or hi >= V:
+            raise UsageError(f"token ids must be in [0, {V}) (this model's vocabulary), got "
+                             f"{lo}..{hi}",
+                             hint="encode the puzzle in the model's family (solver.family_for)")
     if puzzle_ids is not None:
         n = config.num_puzzle_identifiers
         if not isinstance(puzzle_ids, torch.Tensor) or puzzle_ids.shape != inputs.shape[:1]:
@@ -104,9 +106,11 @@ def check_inputs(config, inputs, puzzle_ids=None) -> None:
                 type(puzzle_ids).__name__
             raise UsageError(f"puzzle_ids must be a tensor [P] = [{inputs.shape[0]}], one "
                              f"per puzzle, got {shape}")
-        if puzzle_ids.numel() and (int(puzzle_ids.min()) < 0 or int(puzzle_ids.max()) >= n):
-            raise UsageError(f"puzzle_ids must be in [0, {n}) (this model's puzzle table), "
-                             f"got {int(puzzle_ids.min())}..{int(puzzle_ids.max())}")
+        if puzzle_ids.numel() and config.puzzle_emb_ndim > 0:  # no table: ids go unused
+            lo, hi = (int(v) for v in torch.aminmax(puzzle_ids.long()))
+            if lo < 0 or hi >= n:
+                raise UsageError(f"puzzle_ids must be in [0, {n}) (this model's puzzle "
+                                 f"table), got {lo}..{hi}")
 
 
 @dataclass
