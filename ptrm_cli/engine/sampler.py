@@ -220,7 +220,6 @@ def sample(model: TRM, inputs: torch.Tensor, cfg: SamplerConfig, *, seed: int = 
     the fast engine on CUDA (unless latents are recorded), the eager loop elsewhere;
     `fast_options` go to fast.Engine (compile, mode, ...). `on_chunk(done, P)`: progress in
     puzzles done, after each chunk (the eager loop also after each step, in fractions)."""
-    check_inputs(model.config, inputs, puzzle_ids)
     device = next(model.parameters()).device
     if fast is None:
         fast = device.type == "cuda" and not cfg.record_latents
@@ -234,6 +233,7 @@ def sample(model: TRM, inputs: torch.Tensor, cfg: SamplerConfig, *, seed: int = 
                            on_progress=None if on_chunk is None else
                            (lambda done, total: on_chunk(done // cfg.K, total // cfg.K)))
         return res.rollouts()
+    check_inputs(model.config, inputs, puzzle_ids)  # (fast.run checks its own)
     P, L = inputs.shape
     K = cfg.K
     if P == 0:  # nothing to do; keep the documented shapes (torch.cat of nothing would fail)
