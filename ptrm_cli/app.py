@@ -56,6 +56,14 @@ for _cls in _TYPER_SHOWN:
 class _Group(TyperGroup):
     """Turns user errors into one clear message and an exit code, never a traceback."""
 
+    def make_context(self, info_name, args, parent=None, **extra):
+        try:  # ptrm's own options (`ptrm --bogus`), parsed before any command runs
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except _USAGE_ERRORS as e:
+            if type(e).__name__ == "NoArgsIsHelpError":  # `ptrm` alone: the help, as it is
+                raise
+            _usage_error(e)
+
     def invoke(self, ctx):
         try:
             # SIGTERM (a scheduler, `timeout`, `kill`) stops a command as Ctrl-C does: what
@@ -74,15 +82,8 @@ class _Group(TyperGroup):
             if _says():
                 err_console.print("[yellow]interrupted[/]")
             raise typer.Exit(130)
-        except _USAGE_ERRORS as e:  # an option that does not exist, a value out of range
-            # one line, as every other mistake (a boxed panel under a usage line, before)
-            if _says():
-                err_console.print(f"[bold red]error:[/] {esc(e.format_message())}",
-                                  highlight=False, soft_wrap=True)
-                where = e.ctx.command_path if e.ctx is not None else "ptrm"
-                err_console.print(f"[dim]hint:[/] {esc(where)} --help says what it takes",
-                                  highlight=False, soft_wrap=True)
-            raise typer.Exit(e.exit_code)
+        except _USAGE_ERRORS as e:  # a command's option that does not exist, a bad value
+            _usage_error(e)
         except BrokenPipeError:  # the reader went away (`ptrm ... | head`): stop quietly
             silence_stdout()
             raise typer.Exit(EXIT_BROKEN_PIPE)
@@ -92,6 +93,18 @@ class _Group(TyperGroup):
             err_console.print(f"[bold red]error:[/] {esc(e.strerror)} (writing the output)",
                               highlight=False)
             raise typer.Exit(2)
+
+
+def _usage_error(e) -> None:
+    """The option parser's mistake as one line and a hint, as every other mistake (it was a
+    usage line and a boxed panel)."""
+    if _says():
+        err_console.print(f"[bold red]error:[/] {esc(e.format_message())}", highlight=False,
+                          soft_wrap=True)
+        where = e.ctx.command_path if e.ctx is not None else "ptrm"
+        err_console.print(f"[dim]hint:[/] {esc(where)} --help says what it takes",
+                          highlight=False, soft_wrap=True)
+    raise typer.Exit(e.exit_code)
 
 
 def _usage_errors() -> tuple[type, ...]:

@@ -238,6 +238,7 @@ def test_generate_json_says_what_the_file_holds(installed_codec, tmp_path):
      "ptrm eval"),
     (["solve", "x.txt", "--bogus"], "No such option: --bogus", "ptrm solve"),
     (["evl"], "No such command 'evl'. Did you mean 'eval'?", "ptrm"),
+    (["--bogus"], "No such option: --bogus (Possible options: --verbose)", "ptrm"),
 ])
 def test_an_option_the_parser_refuses_is_one_error_line_with_a_hint(argv, says, where):
     """The option parser's mistakes came as a usage line and a boxed panel; every other
@@ -247,3 +248,9 @@ def test_an_option_the_parser_refuses_is_one_error_line_with_a_hint(argv, says, 
     assert r.returncode == 2 and r.stdout == ""
     where = where.replace("ptrm", "python -m ptrm_cli", 1)  # the hint says it as it was run
     assert r.stderr.splitlines() == [f"error: {says}", f"hint: {where} --help says what it takes"]
+
+
+def test_ptrm_alone_still_shows_its_help():
+    r = subprocess.run([sys.executable, "-m", "ptrm_cli"], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 2 and "Usage:" in r.stdout + r.stderr and "error:" not in r.stderr
