@@ -298,7 +298,14 @@ def test_eval_dataset_folder_picks_val_and_one_sigma_skips_the_sweep_plot(ckpt, 
     assert r.exit_code == 0, r.output
     rep = json.loads(r.stdout)
     assert rep["split"]["name"] == "val" and rep["split"]["n"] == 3
+    assert "--limit" not in r.stderr  # 3 of 5: it applied
     assert [d["D"] for d in rep["deterministic"]] == [1]
+    # a --limit above the split's size said nothing, as if it had applied
+    r = ptrm("eval", "--split", dataset, "-c", ckpt, "--K", 2, "--D", 1, "--seeds", 1,
+             "--det-D", 1, "--limit", 1000, "--out", tmp_path / "all", "--json", "--no-plots")
+    assert r.exit_code == 0 and json.loads(r.stdout)["split"]["n"] == 5
+    assert "note: --limit 1000 is more than the 5 puzzles there: evaluating all of them" in \
+        " ".join(r.stderr.split())
     assert set(rep["files"]) == {"width_scaling", "q_steps", "report"}
     # a second evaluation in that folder: its note, and no plot of the first is left (a sweep
     # plot of two σ stayed beside a one-σ report)

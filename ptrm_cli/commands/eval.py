@@ -236,6 +236,9 @@ def evaluate(
             err_console.print(f"note: --sample {sample_n} is not fewer than the "
                               f"{len(evset)} puzzles there: evaluating all of them",
                               highlight=False)
+        elif limit is not None and limit > len(evset):  # said nothing, as if it had applied
+            err_console.print(f"note: --limit {limit} is more than the {len(evset)} puzzles "
+                              "there: evaluating all of them", highlight=False)
         budget = budget or solver.default_memory(device)
         settings = ev_mod.EvalSettings(
             K=K, D=D, sigmas=sigmas, seeds=[seed + i for i in range(seeds)], perturb=perturb,
