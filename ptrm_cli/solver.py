@@ -285,6 +285,8 @@ class LoadedModel:
         from .engine.sampler import check_noise
 
         target = perturb or self.perturb
+        # the caller's σ and target (a library call skips the CLI's checks); the model's own
+        # σ was checked when its config.json was read
         check_noise(DEFAULT_SIGMA if sigma is None else sigma, target)
         if sigma is not None:
             return sigma, "option", target
