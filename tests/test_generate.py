@@ -265,7 +265,7 @@ def test_a_file_of_an_older_generator_version_is_not_completed(installed_codec, 
     assert rec["version"] == get("sudoku").version >= 2
     del rec["version"]  # as the generator wrote it before versions (its grids unshuffled)
     out.write_text(json.dumps(rec) + "\n")
-    with pytest.raises(PtrmError, match="'version': 1}.*'version': 2"):
+    with pytest.raises(PtrmError, match="another run .*: generator version 1, this run 2$"):
         run(job, 2, out)
     assert "version" not in json.loads(_lines(out)[0])  # refused untouched
 
@@ -606,8 +606,9 @@ def test_knobs_a_type_cannot_use_are_refused_before_the_file_is_made(installed_c
     from ptrm_cli.app import app
 
     for argv, message in ((["maze", "--size", "6x6"], "too few for a path longer than 110"),
-                          (["nurikabe", "--max-clues", "5"], "--max-clues do not apply"),
-                          (["nurikabe", "--no-minimal"], "--no-minimal do not apply")):
+                          # "does": one option ("--max-clues do not apply" before)
+                          (["nurikabe", "--max-clues", "5"], "--max-clues does not apply"),
+                          (["nurikabe", "--no-minimal"], "--no-minimal does not apply")):
         installed_codec(argv[0])
         out = tmp_path / f"{argv[0]}.jsonl"
         res = CliRunner().invoke(app, ["generate", *argv, "--n", "2", "--out", str(out),
@@ -633,3 +634,152 @@ def test_a_symlink_to_a_file_being_written_is_refused(installed_codec, tmp_path)
                                        "--out", str(tmp_path / "link.jsonl"), "-w", "1", "-q"])
     assert res.exit_code == 2 and "another ptrm job is writing it" in res.output, res.output
     assert real.read_text() == ""
+
+
+def test_every_mistake_gets_a_hint(installed_codec, tmp_path):
+    """A refused --size, -p or knob said what was wrong but gave no `hint:` line, which every
+    user mistake has (README, "Commands"); the size hint names the type's own sizes."""
+    from typer.testing import CliRunner
+
+    from ptrm_cli.app import app
+
+    for argv, hint in ((["sudoku", "--size", "9"], "sudoku takes --size 4x4, 6x6 or 9x9"),
+                       (["sudoku", "--size", "5x5"], "sudoku takes --size 4x4, 6x6 or 9x9"),
+                       (["lightup", "--size", "3x3"], "4 to 30 a side (default 10x10)"),
+                       (["maze", "--size", "31x30"], "4 to 30 a side (default 30x30)"),
+                       (["sudoku", "-p", "sym"], "sudoku's: symmetric"),
+                       (["lightup", "-p", "walls=0.2", "-p", "walls=0.3"], "drop the other"),
+                       (["lightup", "-p", "walls=1"], "walls defaults to 0.21"),
+                       (["tapa", "-p", "qmarks=nan"], "qmarks defaults to 0"),
+                       (["nurikabe", "-p", "theme_max=9"], "theme_max defaults to 4"),
+                       (["maze", "-p", "unique=0.5"], "docs/MAZE_ARC.md"),
+                       (["maze", "-p", "walls_min=0.6"], "walls_max to 0.5")):
+        installed_codec(argv[0])
+        out = tmp_path / f"{argv[0]}.jsonl"
+        res = CliRunner().invoke(app, ["generate", *argv, "--n", "1", "--out", str(out), "-q"],
+                                 env={"TERMINAL_WIDTH": "400"})
+        assert res.exit_code == 2 and "hint: " in res.output, (argv, res.output)
+        assert hint in " ".join(res.output.split()), (argv, res.output)
+        assert not out.exists(), argv
+
+
+def test_one_option_does_not_apply(installed_codec):
+    """"--max-clues do not apply": the verb follows how many options were refused."""
+    for gen, argv in ((get("maze"), Knobs(max_clues=3)), (get("nurikabe"), Knobs(minimal=False))):
+        with pytest.raises(PtrmError, match="--(max-clues|no-minimal) does not apply"):
+            gen.check_knobs(argv, 10, 10)
+    with pytest.raises(PtrmError, match="--max-clues, --no-minimal do not apply"):
+        get("nurikabe").check_knobs(Knobs(max_clues=3, minimal=False), 10, 10)
+
+
+def test_type_names_are_read_as_every_command_reads_them(installed_codec):
+    """`ptrm solve --codec Sudoku` and a record's "AKARI" are read in any case, but `ptrm
+    generate Sudoku` was "no generator for puzzle type 'Sudoku'"; a near miss gets a guess."""
+    for name in ("sudoku", "lightup", "nurikabe"):
+        installed_codec(name)
+    assert get("Sudoku").name == "sudoku" and get("AKARI").name == "lightup"
+    assert get(" LightUp ").name == "lightup"
+    with pytest.raises(PtrmError, match=r"'nurikab' \(did you mean 'nurikabe'\?\)"):
+        get("nurikab")
+
+
+def test_another_run_says_what_differs(installed_codec, tmp_path):
+    """The refusal printed both runs' settings as dicts without the size, so a file of another
+    --size read "holds a puzzle from another run ({...}); this run makes {the same dict}"."""
+    installed_codec("lightup")
+    out = tmp_path / "l.jsonl"
+    run(Job("lightup", 6, 6, 1, Knobs()), 1, out)
+    with pytest.raises(PtrmError) as refused:
+        ResumableJsonl(out, Job("lightup", 7, 6, 1, Knobs()))
+    assert str(refused.value).endswith("(gen-lightup-6x6-s1-000000): size 6x6, this run 7x6")
+    with pytest.raises(PtrmError) as refused:
+        ResumableJsonl(out, Job("lightup", 6, 6, 2, Knobs(params={"walls": 0.3})))
+    assert str(refused.value).endswith(": seed 1, this run 2; knobs default, this run walls=0.3")
+
+
+def test_an_out_it_cannot_open_is_one_error(installed_codec, tmp_path):
+    """A symlink loop (or a file it may not read or append to) was an OSError traceback."""
+    from typer.testing import CliRunner
+
+    from ptrm_cli.app import app
+
+    installed_codec("lightup")
+    (tmp_path / "a.jsonl").symlink_to(tmp_path / "b.jsonl")
+    (tmp_path / "b.jsonl").symlink_to(tmp_path / "a.jsonl")
+    res = CliRunner().invoke(app, ["generate", "lightup", "--n", "1", "--size", "6x6", "--out",
+                                   str(tmp_path / "a.jsonl"), "-w", "1", "-q"])
+    assert res.exit_code == 2 and "cannot read and append to it" in res.output, res.output
+    assert "hint: " in res.output and "Traceback" not in res.output
+
+
+def test_a_write_that_fails_keeps_the_lines_before(installed_codec, tmp_path, monkeypatch):
+    """A full disk in the middle of a run was an OSError traceback: now a PtrmError that counts
+    the puzzles kept (what --json reports), and the same command finishes the file later."""
+    import errno
+
+    from ptrm_cli.generate import runner
+
+    installed_codec("lightup")
+    job = Job("lightup", 6, 6, 1, Knobs())
+    whole = tmp_path / "whole.jsonl"
+    run(job, 3, whole)
+    syncs = []
+
+    def full_disk(fd):
+        syncs.append(fd)
+        if len(syncs) == 2:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    out = tmp_path / "l.jsonl"
+    monkeypatch.setattr(runner.os, "fsync", full_disk)
+    with pytest.raises(PtrmError, match="l.jsonl: cannot append a puzzle .*No space") as failed:
+        run(job, 3, out)
+    assert failed.value.summary["made"] == 1 and "run the same command again" in \
+        failed.value.hint
+    monkeypatch.undo()
+    run(job, 3, out)
+    assert _lines(out) == _lines(whole)
+
+
+def test_a_large_n_starts_at_once(installed_codec, tmp_path):
+    """Every missing index was listed, and a task tuple made for each, before the first
+    puzzle: --n 100000000 spent gigabytes and ended in a MemoryError traceback. Now they are
+    drawn as they are made: a run of --n 10**6 stopped after 2 puzzles allocates next to
+    nothing (it took over 100 MB)."""
+    import tracemalloc
+
+    from ptrm_cli.generate import runner
+
+    installed_codec("lightup")
+    job = Job("lightup", 6, 6, 1, Knobs())
+
+    def two(task):
+        if task[1] == 2:
+            raise KeyboardInterrupt
+        return runner._work(task)
+
+    runner._work((job, 0))  # the codec's imports and caches, outside the measure
+    tracemalloc.start()
+    try:
+        with pytest.raises(runner.Interrupted) as stopped:
+            run(job, 10**6, tmp_path / "l.jsonl", workers=1, make=two)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert stopped.value.summary == {**stopped.value.summary, "made": 2, "present": 0}
+    assert peak < 4e6, peak  # ~0.1 MB; a list of 10**6 tasks: over 100 MB
+
+
+def test_stats_script_refuses_mistakes_in_one_message(installed_codec, capsys):
+    """`python -m ptrm_cli.generate.stats` (docs/GENERATORS.md) tracebacked on an unknown
+    type or a `-p walls` without its number, and spent 200 attempts on walls=5 before one."""
+    from ptrm_cli.generate import stats
+
+    installed_codec("lightup")
+    for argv, message in ((["foo"], "no generator for puzzle type 'foo'"),
+                          (["lightup", "-p", "walls"], "--param 'walls': expected KEY=NUMBER"),
+                          (["lightup", "-p", "walls=5"], "walls=5: expected a fraction"),
+                          (["lightup", "--size", "3x3"], "size 3x3 is out of range")):
+        assert stats.main([*argv, "--n", "1", "--no-real"]) == 2, argv
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and message in err and "\nhint: " in err, err

@@ -18,16 +18,18 @@ from ..generate import MODULES
 from ..options import SEED
 
 
-def _size(text: str | None, default: tuple[int, int]) -> tuple[int, int]:
+def _size(text: str | None, gen) -> tuple[int, int]:
     if text is None:
-        return default
+        return gen.default_size
     m = re.fullmatch(r"\s*(\d+)\s*[xX]\s*(\d+)\s*", text)
     if not m:
-        raise PtrmError(f"--size {text!r}: expected ROWSxCOLS, e.g. 10x10")
+        raise PtrmError(f"--size {text!r}: expected ROWSxCOLS, e.g. "
+                        f"{'x'.join(map(str, gen.default_size))}",
+                        hint=gen.size_hint())
     return int(m.group(1)), int(m.group(2))
 
 
-def _params(items: list[str]) -> dict[str, float]:
+def _params(items: list[str], gen) -> dict[str, float]:
     out, seen = {}, {}
     for item in items:
         key, sep, value = item.partition("=")
@@ -36,12 +38,21 @@ def _params(items: list[str]) -> dict[str, float]:
         except ValueError:
             sep = ""
         if not sep or not key.strip():  # `=3` named no knob ("unknown --param " before)
-            raise PtrmError(f"--param {item!r}: expected KEY=NUMBER, e.g. walls=0.2")
+            raise PtrmError(f"--param {item!r}: expected KEY=NUMBER, e.g. {_example(gen)}",
+                            hint=f"one knob a -p; {gen.name}'s: "
+                                 f"{', '.join(gen.params) or 'none'} ({gen.docs})")
         if key.strip() in seen:   # the last would win without a word
             raise PtrmError(f"--param {key.strip()} is given twice ({seen[key.strip()]!r}, "
-                            f"then {item!r}): give each knob once")
+                            f"then {item!r}): give each knob once",
+                            hint=f"keep the -p {key.strip()}=... you mean and drop the other")
         seen[key.strip()] = item
     return out
+
+
+def _example(gen) -> str:
+    """A -p this type takes ("walls=0.2" sent a sudoku user to a knob sudoku has not)."""
+    key, (default, _) = next(iter(gen.params.items()), ("walls", (0.2, "")))
+    return f"{key}={default:g}"
 
 
 def generate(
@@ -49,8 +60,8 @@ def generate(
     n: int = typer.Option(..., "--n", min=1, help="How many puzzles (indices 0..N-1)."),
     out: str = typer.Option(..., "--out", "-o", help="JSONL file to write; an existing file "
                                                      "from the same run is resumed."),
-    size: str = typer.Option(None, "--size", help="ROWSxCOLS (default: the type's own, 10x10; "
-                                                  "sudoku 9x9, maze 30x30)."),
+    size: str = typer.Option(None, "--size", help="ROWSxCOLS, 4 to 30 a side (default 10x10; "
+                                                  "maze 30x30; sudoku 9x9, also 4x4 or 6x6)."),
     seed: int = SEED,
     workers: int = typer.Option(0, "--workers", "-w", min=0,
                                 help="Processes (0 = one per CPU core). Output is the same "
@@ -58,13 +69,16 @@ def generate(
     minimal: bool = typer.Option(True, "--minimal/--no-minimal",
                                  help="Remove clues until none can go (--no-minimal keeps all)."),
     max_clues: int = typer.Option(None, "--max-clues", min=0,
-                                  help="Stop removing clues once this many remain."),
+                                  help="Stop removing clues once this many remain (denser, "
+                                       "easier; not nurikabe or maze)."),
     min_difficulty: int = typer.Option(0, "--min-difficulty", min=0,
                                        help="Keep only puzzles that cost the SAT solver at "
                                             "least this many conflicts (harder, slower)."),
     param: list[str] = typer.Option([], "--param", "-p", metavar="KEY=NUMBER",
-                                    help="Per-type setting KEY=NUMBER, repeatable (see "
-                                         "docs/GENERATORS.md), e.g. -p walls=0.2."),
+                                    help="Per-type knob, repeatable, e.g. -p walls=0.2 "
+                                         "(lightup). Each type's knobs and defaults: "
+                                         "docs/GENERATORS.md (maze: docs/MAZE_ARC.md); a KEY "
+                                         "the type lacks is refused with the list."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
     as_json: bool = typer.Option(False, "--json", help=(
         "Also print a JSON summary on stdout (out, type, size, seed, n, knobs and the counts); "
@@ -88,10 +102,10 @@ def generate(
     gen = get(type)
     codec = registry.get(gen.name)  # fail now, not in a worker, when the codec is missing
     _check_out(out)
-    rows, cols = _size(size, gen.default_size)
+    rows, cols = _size(size, gen)
     gen.check_size(rows, cols)
     knobs = Knobs(minimal=minimal, max_clues=max_clues, min_difficulty=min_difficulty,
-                  params=_params(param))
+                  params=_params(param, gen))
     gen.check_params(knobs)
     gen.check_knobs(knobs, rows, cols)
     if not workers:  # the cores this process may use (a container may allow fewer than exist)

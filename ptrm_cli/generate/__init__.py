@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import importlib
 
-from ..errors import PtrmError
+from ..errors import PtrmError, did_you_mean
 from .base import Generator, Instance, Knobs, puzzle_rng
 
 __all__ = ["Generator", "Instance", "Knobs", "puzzle_rng", "get", "available", "MODULES"]
@@ -43,14 +43,23 @@ def available() -> list[str]:
 
 
 def get(name: str) -> Generator:
-    name = "lightup" if name == "akari" else name
+    name = name if name in MODULES else _type_named(name)
     cls = _load(name) if name in MODULES else None
     if cls is None:
         from .. import codec as registry
 
         # an installed plugin type reads and solves, but generators are built in only
         plugin = " (an installed codec; generators are not plugins: docs/PLUGINS.md)" \
-            if name in registry.registered() else ""
+            if name in registry.registered() else did_you_mean([name], available(), repr)
         raise PtrmError(f"no generator for puzzle type {name!r}{plugin}",
                         hint=f"generators: {', '.join(available()) or 'none'}")
     return cls()
+
+
+def _type_named(name: str) -> str:
+    """The type `name` stands for as every other command reads it: a URL id ("akari") or any
+    case ("Sudoku"), which `ptrm solve --codec` took and `ptrm generate` refused."""
+    from .. import codec as registry
+
+    found = registry.type_named(name)
+    return found.name if found is not None else name

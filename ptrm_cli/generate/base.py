@@ -110,10 +110,23 @@ class Generator(ABC):
     #: raised when the same (seed, index, knobs) starts making other puzzles; records say it
     #: from 2 on ("version"), and a file is only ever completed by its own version
     version: int = 1
+    #: the page whose tables explain this type's knobs (what a refused knob's hint points to)
+    docs: str = "docs/GENERATORS.md"
 
     def check_size(self, rows: int, cols: int) -> None:
         if not (4 <= rows <= 30 and 4 <= cols <= 30):
-            raise PtrmError(f"{self.name}: size {rows}x{cols} is out of range (4..30 a side)")
+            raise PtrmError(f"{self.name}: size {rows}x{cols} is out of range (4..30 a side)",
+                            hint=self.size_hint())
+
+    def size_hint(self) -> str:
+        """The sizes this type makes, as a refused --size's hint says them."""
+        rows, cols = self.default_size
+        return f"{self.name} takes --size ROWSxCOLS, 4 to 30 a side (default {rows}x{cols})"
+
+    def knob_hint(self, key: str) -> str:
+        """Where to go from a refused value of knob `key` (the message says what it means)."""
+        return (f"{key} defaults to {self.params[key][0]:g}; the {self.name} knobs and what "
+                f"they do: {self.docs}")
 
     def check_params(self, knobs: Knobs) -> None:
         unknown = sorted(set(knobs.params) - set(self.params))
@@ -123,19 +136,21 @@ class Generator(ABC):
                             hint=f"{self.name} takes: {known or 'no params'}")
         for key, value in knobs.params.items():  # NaN passes every range check below
             if not math.isfinite(value):
-                raise PtrmError(f"{self.name}: --param {key}={value:g}: expected a finite number")
+                raise PtrmError(f"{self.name}: --param {key}={value:g}: expected a finite number "
+                                f"({self.params[key][1]})",
+                                hint=self.knob_hint(key))
             if value < 0:  # every knob is a fraction, a chance, a weight or a count
                 raise PtrmError(f"{self.name}: --param {key}={value:g}: expected a number >= 0 "
-                                f"({self.params[key][1]})")
+                                f"({self.params[key][1]})", hint=self.knob_hint(key))
             if key in self.fractions and value > 1:
                 raise PtrmError(f"{self.name}: --param {key}={value:g}: expected a number "
-                                f"from 0 to 1 ({self.params[key][1]})")
+                                f"from 0 to 1 ({self.params[key][1]})", hint=self.knob_hint(key))
             if key in self.switches and value not in (0, 1):
                 raise PtrmError(f"{self.name}: --param {key}={value:g}: expected 0 or 1 "
-                                f"({self.params[key][1]})")
+                                f"({self.params[key][1]})", hint=self.knob_hint(key))
             if key in self.counts and value != int(value):
                 raise PtrmError(f"{self.name}: --param {key}={value:g}: expected a whole "
-                                f"number ({self.params[key][1]})")
+                                f"number ({self.params[key][1]})", hint=self.knob_hint(key))
 
     def check_knobs(self, knobs: Knobs, rows: int, cols: int) -> None:
         """Refuse knobs that cannot work for this type at this size, before any work (none
@@ -192,6 +207,12 @@ class Generator(ABC):
         """Scalars describing the clues (per puzzle), plus `values`: a Counter of clue values."""
         return {"clues": len(inst.clues), "density": len(inst.clues) / (inst.rows * inst.cols),
                 "values": Counter(str(v) for v in inst.clues.values())}
+
+
+def do_not_apply(given: list[str]) -> str:
+    """The verb after a list of refused options: "--max-clues does not apply", "--max-clues,
+    --no-minimal do not apply"."""
+    return "does not apply" if len(given) == 1 else "do not apply"
 
 
 def puzzle_rng(seed: int, name: str, index: int) -> np.random.Generator:

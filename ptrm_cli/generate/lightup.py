@@ -76,7 +76,7 @@ class LightupGenerator(Generator):
         super().check_params(knobs)
         if not 0 <= knobs.param("walls", 0.21) < 1:  # 1: every cell a wall, nothing to solve
             raise PtrmError(f"lightup: walls={knobs.param('walls', 0.21):g}: expected a "
-                            f"fraction of the cells in [0, 1)")
+                            f"fraction of the cells in [0, 1)", hint=self.knob_hint("walls"))
 
     # -- encoding --------------------------------------------------------------------------
     class _Enc:

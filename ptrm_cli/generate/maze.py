@@ -47,7 +47,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..errors import PtrmError
-from .base import GenerationFailed, Generator, Instance, Knobs, puzzle_rng
+from .base import GenerationFailed, Generator, Instance, Knobs, do_not_apply, puzzle_rng
 
 WALL, FREE, START, GOAL, PATH = 1, 2, 3, 4, 5
 CHARS = {WALL: "#", FREE: " ", START: "S", GOAL: "G", PATH: "o"}
@@ -262,6 +262,7 @@ def _check_room(knobs: Knobs, rows: int, cols: int) -> None:
 class MazeGenerator(Generator):
     name = "maze"
     default_size = (30, 30)
+    docs = "docs/MAZE_ARC.md"
     #: layouts to draw before giving up (about 200 are needed at 30x30 / 110)
     max_attempts = 20000
     params = {
@@ -276,28 +277,32 @@ class MazeGenerator(Generator):
     def check_size(self, rows, cols):
         if not (4 <= rows <= 30 and 4 <= cols <= 30):
             raise PtrmError(f"maze: size {rows}x{cols} is out of range (4..30 a side; the "
-                            f"maze family is 30x30)")
+                            f"maze family is 30x30)", hint=self.size_hint())
 
     def check_params(self, knobs: Knobs) -> None:
         super().check_params(knobs)
         lo, hi = knobs.param("walls_min", 0.3), knobs.param("walls_max", 0.5)
         if not lo <= hi < 1:
             raise PtrmError(f"maze: need 0 <= walls_min <= walls_max < 1, got walls_min={lo:g}, "
-                            f"walls_max={hi:g}")
+                            f"walls_max={hi:g}", hint="walls_min defaults to 0.3 and walls_max "
+                                                      "to 0.5: give both when moving one past "
+                                                      "the other's default")
         if knobs.param("min_path", 110) < 1:  # S next to G: no path cell, so the text the
             # codec reads back has no answer in it
             raise PtrmError(f"maze: --param min_path={knobs.param('min_path', 110):g}: expected "
-                            "1 or more (a path with a cell between S and G)")
+                            "1 or more (a path with a cell between S and G)",
+                            hint=self.knob_hint("min_path"))
         if knobs.param("unique", 0) not in (0, 1):
-            raise PtrmError(f"maze: --param unique={knobs.param('unique', 0):g}: expected 0 or 1")
+            raise PtrmError(f"maze: --param unique={knobs.param('unique', 0):g}: expected 0 or 1",
+                            hint=self.knob_hint("unique"))
 
     def check_knobs(self, knobs: Knobs, rows, cols) -> None:
         given = [name for name, on in (("--max-clues", knobs.max_clues is not None),
                                        ("--no-minimal", not knobs.minimal),
                                        ("--min-difficulty", knobs.min_difficulty > 0)) if on]
         if given:
-            raise PtrmError(f"maze: {', '.join(given)} do not apply to mazes, which have no "
-                            "clues to remove", hint="a maze's difficulty is -p min_path")
+            raise PtrmError(f"maze: {', '.join(given)} {do_not_apply(given)} to mazes, which "
+                            "have no clues to remove", hint="a maze's difficulty is -p min_path")
         # here, not only in `make`: there it came after --out was created (an empty file left
         # behind) and, with --workers, from inside a worker
         _check_room(knobs, rows, cols)

@@ -53,7 +53,7 @@ from collections import deque
 import numpy as np
 
 from ..errors import PtrmError
-from .base import GenerationFailed, Generator, Instance, Knobs, write_pzprv3
+from .base import GenerationFailed, Generator, Instance, Knobs, do_not_apply, write_pzprv3
 from .sat import (Formula, Search, boundary, components, connectivity_cuts, difficulty,
                   neighbours, solutions)
 
@@ -90,15 +90,17 @@ class NurikabeGenerator(Generator):
         super().check_params(knobs)
         for key in ("stuck", "big", "theme"):
             if not 0 <= knobs.param(key, 0) <= 1:
-                raise PtrmError(f"nurikabe: {key}={knobs.param(key, 0):g} is not a chance (0..1)")
+                raise PtrmError(f"nurikabe: {key}={knobs.param(key, 0):g} is not a chance (0..1)",
+                                hint=self.knob_hint(key))
         if knobs.param("max_island", 9) < 1:
-            raise PtrmError("nurikabe: max_island must be >= 1 (an island has a cell)")
+            raise PtrmError("nurikabe: max_island must be >= 1 (an island has a cell)",
+                            hint=self.knob_hint("max_island"))
         if knobs.param("big", 0) and knobs.param("max_island", 9) < 10:
             raise PtrmError("nurikabe: big islands need max_island >= 10",
                             hint="e.g. -p big=0.25 -p max_island=20")
         if knobs.param("theme_max", 4) not in THEME_ISLANDS:
             raise PtrmError(f"nurikabe: theme_max={knobs.param('theme_max', 4):g}: "
-                            f"expected 3..5")
+                            f"expected 3..5", hint=self.knob_hint("theme_max"))
 
     def check_knobs(self, knobs: Knobs, rows: int, cols: int) -> None:
         """Every island needs its number, so there is no clue to remove: --max-clues and
@@ -106,8 +108,8 @@ class NurikabeGenerator(Generator):
         given = [name for name, on in (("--max-clues", knobs.max_clues is not None),
                                        ("--no-minimal", not knobs.minimal)) if on]
         if given:
-            raise PtrmError(f"nurikabe: {', '.join(given)} do not apply: every island needs "
-                            "its number, so no clue is ever removed",
+            raise PtrmError(f"nurikabe: {', '.join(given)} {do_not_apply(given)}: every island "
+                            "needs its number, so no clue is ever removed",
                             hint="nurikabe's difficulty: -p max_island, -p white, "
                                  "--min-difficulty")
 

@@ -13,11 +13,13 @@ from __future__ import annotations
 import json
 import multiprocessing as mp
 import os
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
+from ..atomic import write_problem
 from ..errors import PtrmError
 from ..workers import quiet_worker
 from . import get
@@ -85,10 +87,16 @@ class ResumableJsonl:
         self.path = Path(path)
         self.job = job
         self.done: set[int] = set()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        if self.path.exists():
-            self._scan()
-        self._f = open(self.path, "a", encoding="utf-8")
+        try:  # a user's path: a symlink loop, a file without read or write permission
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if self.path.exists():
+                self._scan()
+            self._f = open(self.path, "a", encoding="utf-8")
+        except OSError as e:
+            raise PtrmError(f"--out {self.path}: cannot read and append to it "
+                            f"({write_problem(self.path, e)})",
+                            hint="pass a .jsonl path you can read and write; generate reads "
+                                 "it back to resume") from None
 
     def _scan(self) -> None:
         """Check every whole line first and only then drop a partial last line: a file that is
@@ -144,26 +152,48 @@ class ResumableJsonl:
         if not isinstance(index, int) or isinstance(index, bool) or index < 0:
             raise PtrmError(f"{self.path}:{n}: not a record `ptrm generate` wrote (expected a "
                             f"JSON object with an index)", hint="pass another --out")
-        want = {"type": self.job.type, "seed": self.job.seed, "knobs": self.job.knobs.tag(),
-                "version": get(self.job.type).version}
-        got = {k: rec.get(k) for k in want} | {"version": rec.get("version", 1)}
-        if got != want or not str(rec.get("id", "")).startswith(
-                f"gen-{self.job.type}-{self.job.rows}x{self.job.cols}-"):
+        differs = self._differs(rec)
+        if differs:
             raise PtrmError(f"{self.path}:{n}: holds a puzzle from another run "
-                            f"({rec.get('id')}, {got}); this run makes {want} at "
-                            f"{self.job.rows}x{self.job.cols}",
+                            f"({rec.get('id')}): {'; '.join(differs)}",
                             hint="resume with the same type, size, seed and knobs, or pass "
                                  "another --out (a new generator version makes other puzzles "
                                  "from the same seed: docs/GENERATORS.md)")
         return index
 
+    def _differs(self, rec: dict) -> list[str]:
+        """What of record `rec`'s run is not this job's, each as "size 10x12, this run 9x9".
+        Named one by one: the whole settings shown side by side left a wrong --size unsaid
+        (the size is only in the id) and two equal-looking dicts to compare by eye."""
+        job = self.job
+        match = re.match(r"gen-[^-]+-(\d+x\d+)-", str(rec.get("id", "")))
+        theirs = {"type": rec.get("type"), "size": match and match.group(1),
+                  "seed": rec.get("seed"), "knobs": rec.get("knobs"),
+                  "generator version": rec.get("version", 1)}
+        ours = {"type": job.type, "size": f"{job.rows}x{job.cols}", "seed": job.seed,
+                "knobs": job.knobs.tag(), "generator version": get(job.type).version}
+        if theirs["type"] != ours["type"]:  # versions of two types' generators: unrelated
+            del theirs["generator version"], ours["generator version"]
+        return [f"{key} {_shown(theirs[key])}, this run {_shown(ours[key])}"
+                for key in ours if theirs[key] != ours[key]]
+
     def write(self, line: str) -> None:
-        self._f.write(line + "\n")
-        self._f.flush()
-        os.fsync(self._f.fileno())
+        try:
+            self._f.write(line + "\n")
+            self._f.flush()
+            os.fsync(self._f.fileno())
+        except OSError as e:  # a full disk, a quota: the lines before this one are whole
+            raise PtrmError(f"{self.path}: cannot append a puzzle ({e.strerror or e})",
+                            hint="make room and run the same command again: the puzzles "
+                                 "written so far are kept, a cut line is dropped") from None
 
     def close(self) -> None:
         self._f.close()
+
+
+def _shown(value) -> str:
+    """A record's setting as a message shows it: a missing one says so, not "None"."""
+    return "none" if value is None else str(value)
 
 
 def _is_json(raw: bytes) -> bool:
@@ -195,18 +225,21 @@ def run(job: Job, n: int, out: str | os.PathLike, *, workers: int = 1,
     it raises `Interrupted` with the same summary of what was made up to then; a PtrmError
     (a puzzle it could not make) leaves with that summary as its `summary`."""
     writer = ResumableJsonl(out, job)
-    todo = [i for i in range(n) if i not in writer.done]
-    beyond = sum(1 for i in writer.done if i >= n)
+    # counted, not listed: a list of every index (and a task per index) took gigabytes before
+    # the first puzzle at --n 100000000, then a MemoryError traceback
+    present = sum(1 for i in writer.done if i < n)
+    beyond, todo = len(writer.done) - present, n - present
     if on_start:
-        on_start(len(todo), n - len(todo), beyond)
+        on_start(todo, present, beyond)
     t0, made = time.perf_counter(), 0
 
     def summary() -> dict:
-        return {"made": made, "present": n - len(todo), "beyond": beyond,
+        return {"made": made, "present": present, "beyond": beyond,
                 "seconds": time.perf_counter() - t0}
 
     try:
-        for index, line in _results(job, todo, workers, make):
+        missing = (i for i in range(n) if i not in writer.done)
+        for index, line in _results(job, missing, todo, workers, make):
             writer.write(line)
             made += 1
             if on_done:
@@ -221,16 +254,19 @@ def run(job: Job, n: int, out: str | os.PathLike, *, workers: int = 1,
     return summary()
 
 
-def _results(job: Job, todo: list[int], workers: int, make) -> Iterator[tuple[int, str]]:
-    """(index, line) in index order. Several workers: a process pool whose `imap` keeps order,
-    so lines are written in index order while later puzzles are already being made."""
-    tasks = [(job, i) for i in todo]
-    if workers <= 1 or len(todo) <= 1:
+def _results(job: Job, missing: Iterator[int], todo: int, workers: int,
+             make) -> Iterator[tuple[int, str]]:
+    """(index, line) for the `todo` indices `missing` yields, in index order. Several workers:
+    a process pool whose `imap` keeps order, so lines are written in index order while later
+    puzzles are already being made (its feeder blocks on the pipe to the workers, so the tasks
+    are drawn as they are needed, not all at once)."""
+    tasks = ((job, i) for i in missing)
+    if workers <= 1 or todo <= 1:
         for t in tasks:
             yield make(t)
         return
     ctx = mp.get_context("spawn")  # no forked solver or Rich state; same on Linux and macOS
-    pool = ctx.Pool(min(workers, len(todo)), initializer=quiet_worker)
+    pool = ctx.Pool(min(workers, todo), initializer=quiet_worker)
     try:
         yield from pool.imap(make, tasks, chunksize=1)
         pool.close()

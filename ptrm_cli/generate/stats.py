@@ -19,10 +19,12 @@ import argparse
 import json
 import signal
 import statistics
+import sys
 import time
 from collections import Counter
 from pathlib import Path
 
+from ..errors import PtrmError, plain_message
 from . import get
 from .base import Knobs
 
@@ -157,7 +159,7 @@ def _num(x) -> str:
     return "-" if x is None else f"{x:.0f}"
 
 
-def main(argv=None) -> None:
+def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m ptrm_cli.generate.stats", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("type")
@@ -171,11 +173,31 @@ def main(argv=None) -> None:
     ap.add_argument("--no-real", action="store_true")
     ap.add_argument("--timeout", type=float, default=20.0, help="seconds per real puzzle")
     args = ap.parse_args(argv)
+    try:  # the user's to fix (a type, a size, a knob): one message, no traceback
+        _report(args)
+    except PtrmError as e:
+        print(plain_message(e), file=sys.stderr)
+        return 2
+    return 0
+
+
+def _args(args) -> tuple:
+    """The generator, size and knobs `args` ask for, refused as `ptrm generate` refuses them
+    (a knob out of range spent 200 attempts before failing, a type tracebacked)."""
+    from ..commands.generate import _params, _size  # the same words for the same mistakes
+
     gen = get(args.type)
-    rows, cols = (tuple(int(x) for x in args.size.lower().split("x")) if args.size
-                  else gen.default_size)
+    rows, cols = _size(args.size, gen)
     knobs = Knobs(max_clues=args.max_clues, min_difficulty=args.min_difficulty,
-                  params={k: float(v) for k, v in (p.split("=") for p in args.param)})
+                  params=_params(args.param, gen))
+    gen.check_size(rows, cols)
+    gen.check_params(knobs)
+    gen.check_knobs(knobs, rows, cols)
+    return gen, rows, cols, knobs
+
+
+def _report(args) -> None:
+    gen, rows, cols, knobs = _args(args)
     result = {}
     if not args.no_real:
         for src, insts in real_puzzles(gen.name, rows, cols, args.real_limit).items():
@@ -192,4 +214,4 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -58,7 +58,11 @@ class SudokuGenerator(Generator):
     def check_size(self, rows, cols):
         from ..errors import PtrmError
         if rows != cols or rows not in (4, 6, 9):
-            raise PtrmError(f"sudoku: size must be 4x4, 6x6 or 9x9, not {rows}x{cols}")
+            raise PtrmError(f"sudoku: size must be 4x4, 6x6 or 9x9, not {rows}x{cols}",
+                            hint=self.size_hint())
+
+    def size_hint(self):
+        return "sudoku takes --size 4x4, 6x6 or 9x9 (default 9x9)"
 
     def check_knobs(self, knobs, rows, cols):
         from ..errors import PtrmError
