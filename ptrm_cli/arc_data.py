@@ -59,6 +59,36 @@ def _grid_key(grid) -> str:
     return json.dumps(grid, separators=(",", ":"))
 
 
+def _check_some_tasks(paths: list[Path], names: list[str], loaded: list[dict],
+                      test_set: str | None) -> None:
+    """Tasks to build from, and in the test set: else a dataset without rows (or without its
+    test split) is written, and found out only by train or eval. A stray empty file beside
+    others is harmless."""
+    from ptrm_codecs.arc import CHALLENGES_HINT
+
+    if not any(loaded):
+        files = ", ".join(map(str, paths))
+        raise PtrmError(f"{files}: no ARC tasks to build from (every challenges file is empty)",
+                        hint=CHALLENGES_HINT)
+    for path, name, tasks in zip(paths, names, loaded):
+        if name == test_set and not tasks:
+            raise PtrmError(f"{path}: the ARC test set {name!r} holds no tasks",
+                            hint="--test-set NAME names a subset with tasks to evaluate")
+
+
+def _no_solution(path: Path, subset: str, task: str, i: int) -> PtrmError:
+    """A test pair without its output in a subset that trains on its test pairs."""
+    from ptrm_codecs.arc import solutions_path
+
+    sols = solutions_path(path)
+    where = f"put its outputs in {sols.name} beside it" if sols is not None else \
+        (f"name it <set>_challenges.json and put the outputs in <set>_solutions.json beside "
+         "it")
+    return PtrmError(f"ARC task {task!r} ({path}): test pair {i} has no solution; only the "
+                     "test set may lack them", hint=f"{where}, or make {subset!r} the test set "
+                                                    f"(--test-set {subset})")
+
+
 def default_test_set(names: list[str]) -> str | None:
     """The first subset named evaluation*, else the last one when there are several."""
     for n in names:
@@ -96,6 +126,7 @@ def build_arc(challenges: list[str | Path], out: str | Path | None, *, num_aug: 
     seen: set[str] = set()
     n_tasks = 0
     loaded = [A.load_tasks(path) for path in paths]
+    _check_some_tasks(paths, names, loaded, test_set_name)
     # a test task must not train under another subset's name (ARC-AGI-2's training set holds
     # ARC-AGI-1's evaluation tasks): told by its test inputs, whatever its id
     held = {_grid_key(ex["input"]) for tasks, subset in zip(loaded, names)
@@ -142,8 +173,7 @@ def build_arc(challenges: list[str | Path], out: str | Path | None, *, num_aug: 
                         shapes = [inp.shape] + ([outp.shape] if outp is not None else [])
                         offset = A.random_offset(rng, shapes)
                     if split == "train" and outp is None:
-                        raise PtrmError(f"ARC task {name!r} ({path}): test pair {i} has no "
-                                        "solution; only the test set may lack them")
+                        raise _no_solution(path, subset, name, i)
                     rows[split].append((inp, outp, offset, pid, line, t))
     splits = {}
     for split in ("train", "test"):

@@ -211,7 +211,9 @@ def evaluate_arc(model, path: str | Path, split: str = "test", *, table=None, K:
         raise PtrmError(f"dataset {path} has sequences of {ds.seq_len} tokens, the model reads "
                         f"{model.config.seq_len}")
     if not tests:
-        raise PtrmError(f"dataset {path} split {split!r}: no test pairs to evaluate")
+        raise PtrmError(f"dataset {path} split {split!r}: no test pairs to evaluate",
+                        hint="the test set's test pairs are in split 'test' (--split test); "
+                             "build-data --test-set NAME chooses that subset")
     if table is None:
         table = IdTable(ds.meta["identifiers"], f"dataset {path}")
     if model.config.puzzle_emb_ndim > 0:  # without a table the names only say the augmentation

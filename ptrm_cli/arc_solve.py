@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .errors import ParseError, PtrmError
+from .errors import ParseError, PtrmError, json_problem
 
 ATTEMPTS = 2  # ARC scores two attempts per test input
 
@@ -46,9 +46,9 @@ def read_task(path: str | Path | None, task_id: str | None = None, *, text: str 
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as e:
-        raise ParseError(f"an ARC task file is JSON: {e.msg}", source=source,
-                         line=e.lineno) from None
-    if isinstance(obj, dict) and isinstance(obj.get("test"), list):  # one task
+        raise ParseError(f"ARC task file is {json_problem(e)}", source=source,
+                         line=e.lineno, hint=A.TASK_HINT) from None
+    if A.one_task(obj):  # one task (a malformed one too: _checked says what is wrong)
         name = task_id or (Path(path).stem if path is not None else None)
         if not name:
             raise PtrmError(f"{source} holds one ARC task without a name", hint="pass --task ID")
@@ -71,22 +71,29 @@ def read_task(path: str | Path | None, task_id: str | None = None, *, text: str 
 def _no_such_task(source: str, task_id: str, ids: list[str]) -> PtrmError:
     """--task naming a task that the challenges file `source` does not hold, with the ids it
     does hold."""
+    import difflib
+
     shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
     held = f"its only task is {ids[0]}" if len(ids) == 1 else \
         f"it holds {len(ids)} tasks: {shown}"
-    return PtrmError(f"{source} has no task {task_id!r} ({held})")
+    near = difflib.get_close_matches(task_id, ids, n=1)
+    return PtrmError(f"{source} has no task {task_id!r} ({held})",
+                     hint=f"did you mean --task {near[0]}?" if near else
+                     "pass --task with one of the file's task ids (its keys)")
 
 
 def task_shaped(text: str) -> bool:
     """Whether text is an ARC task {"train", "test": [...]} or a Kaggle file of them (what
     `ptrm solve` hands to the task pipeline when the model has per-task embeddings)."""
+    from ptrm_codecs.arc import one_task
+
     if not text.lstrip().startswith("{"):
         return False
     try:
         obj = json.loads(text)
     except ValueError:
         return False
-    if isinstance(obj.get("test"), list):
+    if one_task(obj):
         return True
     return bool(obj) and all(isinstance(v, dict) and isinstance(v.get("test"), list)
                              for v in obj.values())
@@ -94,12 +101,13 @@ def task_shaped(text: str) -> bool:
 
 def _checked(task, name: str, source: str) -> dict:
     """The task with its grids checked (ARC colours, at most 30x30) and at least one test."""
-    from ptrm_codecs.arc import check_task
+    from ptrm_codecs.arc import TASK_HINT, check_task
 
-    if not isinstance(task, dict) or not isinstance(task.get("test"), list) or not task["test"]:
-        raise ParseError(f"ARC task {name!r}: expected {{'train': [...], 'test': [...]}} with at "
-                         "least one test pair", source=source)
-    return check_task(task, name, source=source)
+    task = check_task(task, name, source=source)
+    if not task["test"]:
+        raise ParseError(f"ARC task {name!r} has no test pair: its 'test' list is empty",
+                         source=source, hint=TASK_HINT)
+    return task
 
 
 # -- the model -----------------------------------------------------------------------------------

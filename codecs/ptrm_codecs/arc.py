@@ -46,7 +46,7 @@ from rich.text import Text
 
 from ptrm_cli import dihedral
 from ptrm_cli.codec import Codec, Family, Parsed, Puzzle, Solution, Violation, cells_named
-from ptrm_cli.errors import ParseError, PtrmError
+from ptrm_cli.errors import ParseError, PtrmError, json_problem
 
 from .families import ARC
 
@@ -62,62 +62,135 @@ COLOUR_NAMES = ("black", "blue", "red", "green", "yellow", "grey", "magenta", "o
                 "light blue", "maroon")
 
 Grid = np.ndarray
+#: a record's own fields, never task ids
+RECORD_FIELDS = ("type", "pid", "id", "task", "split", "example")
 
 
 # -- grids -------------------------------------------------------------------------------------
 
+#: what a malformed grid's error suggests
+GRID_HINT = ("an ARC grid is a JSON list of rows, each a list of colours 0..9, all rows the same "
+             "length, at most 30x30: [[0, 1, 1], [1, 0, 0]]")
+#: what a record without its output is told
+NO_OUTPUT_HINT = ('a record gives the output as "answer"; to solve an input whose output is '
+                  'unknown, pass the grid itself [[...]] or a pair {"input": grid}')
+#: what a malformed task's error suggests
+TASK_HINT = ('an ARC task is {"train": [{"input": grid, "output": grid}, ...], "test": '
+             '[{"input": grid}, ...]}; a test pair\'s "output" is optional')
+
+
 def as_grid(obj, *, what: str = "grid", source: str | None = None) -> Grid:
-    """A list of rows of colours 0..9 -> [h, w] int16; a ParseError for anything else (the
-    first bad cell is named: a colour 1.5 or "3" is not silently made 1 or 3)."""
+    """A list of rows of colours 0..9 -> [h, w] int16; a ParseError for anything else, naming
+    the first bad row or cell (a colour 1.5 or "3" is not silently made 1 or 3)."""
+    problem = _array_problem(obj) if isinstance(obj, np.ndarray) else _rows_problem(obj)
+    if problem:
+        raise ParseError(f"ARC {what}{problem}", source=source, hint=GRID_HINT)
+    return np.asarray(obj).astype(np.int16)
+
+
+def _rows_problem(obj) -> str | None:
+    """What keeps `obj` (read from JSON) from being an ARC grid, as the rest of a message, or
+    None. Walked row by row rather than cast by numpy, which makes [[1, 2], [3]] an object
+    array without saying which row is short, and 1.5, "3" or true colours 1, 3 and 1."""
+    want = ": expected a non-empty rectangular grid (a list of rows of colours 0..9)"
+    if not isinstance(obj, list) or not obj:
+        return f"{want}, found {_shown(obj)}"
+    for r, row in enumerate(obj):
+        if not isinstance(row, list) or not row:
+            return f"{want}, found {_shown(row)} as row {r + 1}"
+        if len(row) != len(obj[0]):
+            return (f": rows differ in length: row {r + 1} has {_cells(len(row))}, row 1 has "
+                    f"{_cells(len(obj[0]))}")
+    size = _size_problem(len(obj), len(obj[0]))
+    if size:
+        return size
+    for r, row in enumerate(obj):
+        for c, v in enumerate(row):
+            if not _is_colour(v):
+                return _colour_problem(v, r, c)
+    return None
+
+
+def _array_problem(grid: np.ndarray) -> str | None:
+    """`_rows_problem` for an array (what Python callers and transforms hand over)."""
+    if grid.ndim != 2 or grid.size == 0:
+        return f": expected a non-empty rectangular grid, got shape {grid.shape}"
+    size = _size_problem(*grid.shape)
+    if size:
+        return size
+    if grid.dtype.kind in "iu" and grid.min() >= 0 and grid.max() < COLOURS:
+        return None
+    r, c = next((r, c) for r, c in np.ndindex(grid.shape) if not _is_colour(grid[r, c]))
+    return _colour_problem(grid[r, c].item(), r, c)
+
+
+def _size_problem(h: int, w: int) -> str | None:
+    if h > MAX_SIZE or w > MAX_SIZE:
+        return f" is {h}x{w}; ARC grids are at most {MAX_SIZE}x{MAX_SIZE}"
+    return None
+
+
+def _is_colour(v) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) \
+        and 0 <= v < COLOURS
+
+
+def _colour_problem(v, r: int, c: int) -> str:
+    return f": colours are 0..9 (whole numbers), found {v!r} at row {r + 1}, column {c + 1}"
+
+
+def _cells(n: int) -> str:
+    return f"{n} cell" + ("" if n == 1 else "s")
+
+
+def _shown(v, width: int = 40) -> str:
+    """A value as its JSON, cut short: what a message quotes of the input."""
     try:
-        grid = np.asarray(obj)
+        text = json.dumps(v)
     except (TypeError, ValueError):
-        grid = None
-    if grid is None or grid.dtype == object:
-        raise ParseError(f"ARC {what}: expected a rectangular list of rows of colours 0..9",
-                         source=source)
-    if grid.ndim != 2 or grid.shape[0] < 1 or grid.shape[1] < 1:
-        raise ParseError(f"ARC {what}: expected a non-empty rectangular grid, got shape "
-                         f"{grid.shape}", source=source)
-    if grid.shape[0] > MAX_SIZE or grid.shape[1] > MAX_SIZE:
-        raise ParseError(f"ARC {what} is {grid.shape[0]}x{grid.shape[1]}; ARC grids are at most "
-                         f"{MAX_SIZE}x{MAX_SIZE}", source=source)
-    # numpy reads [[true, 2]] as [[1, 2]]: booleans are looked for in the values as given
-    given_bool = not isinstance(obj, np.ndarray) and any(isinstance(v, bool) for row in obj
-                                                         for v in row)
-    if grid.dtype.kind not in "iu" or given_bool or grid.min() < 0 or grid.max() >= COLOURS:
-        cells = np.asarray(obj, dtype=object)
-        ok = np.vectorize(lambda v: isinstance(v, (int, np.integer)) and not isinstance(v, bool)
-                          and 0 <= v < COLOURS, otypes=[bool])(cells)
-        r, c = (int(x) for x in np.argwhere(~ok)[0])
-        raise ParseError(f"ARC {what}: colours are 0..9 (whole numbers), found "
-                         f"{cells[r, c]!r} at row {r + 1}, column {c + 1}", source=source)
-    return grid.astype(np.int16)
+        text = repr(v)
+    return text if len(text) <= width else text[:width - 3] + "..."
 
 
 def check_task(task, name: str, *, source: str | None = None) -> dict:
     """A task {"train": [pairs], "test": [pairs]} with every pair and grid checked (colours
     0..9, at most 30x30; a test pair may lack its output), as a copy with the pairs as new
     dicts; a ParseError naming the task, the pair and the grid otherwise."""
-    if not isinstance(task, dict) or not isinstance(task.get("test"), list) \
-            or not isinstance(task.get("train", []), list):
-        raise ParseError(f"ARC task {name!r}: expected {{'train': [...], 'test': [...]}}",
-                         source=source)
+    def bad(where: str, what: str):
+        return ParseError(f"ARC task {name!r}{where}: {what}", source=source, hint=TASK_HINT)
+
+    shape = "expected {'train': [...], 'test': [...]}"
+    if not isinstance(task, dict):
+        raise bad("", f"{shape}, found {_shown(task)}")
+    if "test" not in task:
+        raise bad("", f"{shape}; it has no 'test'")
+    for key in ("train", "test"):
+        if not isinstance(task.get(key, []), list):
+            raise bad("", f"{shape}; its {key!r} is {_shown(task[key])}, not a list of pairs")
     out = {}
     for split in ("train", "test"):
         out[split] = []
         for i, ex in enumerate(task.get(split, [])):
-            if not isinstance(ex, dict) or "input" not in ex \
-                    or (split == "train" and "output" not in ex):
-                want = "{'input': grid, 'output': grid}" if split == "train" else \
-                    "{'input': grid}"
-                raise ParseError(f"ARC task {name!r} {split} pair {i}: expected {want}",
-                                 source=source)
+            problem = _pair_problem(ex, needs_output=split == "train")
+            if problem:
+                raise bad(f" {split} pair {i}", problem)
             for k in ("input", "output"):
                 if k in ex:
                     as_grid(ex[k], what=f"task {name} {split} pair {i} {k}", source=source)
             out[split].append(dict(ex))
     return out
+
+
+def _pair_problem(ex, *, needs_output: bool) -> str | None:
+    """What keeps `ex` from being a pair (a demonstration needs its output), or None."""
+    want = "expected {'input': grid, 'output': grid}" if needs_output else \
+        "expected {'input': grid}"
+    if not isinstance(ex, dict):
+        return f"{want}, found {_shown(ex)}"
+    missing = [k for k in ("input", "output")[:2 if needs_output else 1] if k not in ex]
+    if missing:
+        return f"{want}; it has no {' and no '.join(map(repr, missing))}"
+    return None
 
 
 def to_canvas(grid: Grid, offset: tuple[int, int] = (0, 0),
@@ -296,17 +369,65 @@ def solutions_path(challenges: str | Path) -> Path | None:
     return p.with_name(p.name.replace("_challenges", "_solutions"))
 
 
+def one_task(obj) -> bool:
+    """Whether JSON `obj` is one task {"train", "test"} (even a malformed one), not a file of
+    tasks keyed by id (whose values are tasks, never lists or strings)."""
+    return isinstance(obj, dict) and any(k in obj and not isinstance(obj[k], dict)
+                                         for k in ("train", "test"))
+
+
+def _stem(source: str | None) -> str:
+    """The name of a one-task file's task: the file's (`00576224.json` -> 00576224)."""
+    return Path(source).stem if source else "task"
+
+
 def load_tasks(challenges: str | Path, solutions: str | Path | None | bool = True
                ) -> dict[str, dict]:
     """A Kaggle challenges file as {task_id: {"train": [...], "test": [...]}} (grids as
     lists), with each test pair's "output" filled from the solutions file: the sibling
     `_solutions.json` when `solutions` is True (skipped if absent), a path, or none (False)."""
     path = Path(challenges)
-    tasks = _read_json(path, "ARC tasks")
-    # one task or one pair read as {task_id: task} was "ARC task 'test': expected {...}": a
-    # task named after a key of the file's one task
+    tasks = _read_json(path, "ARC tasks", CHALLENGES_HINT)
+    _check_challenges(tasks, path)
+    sol_path = None
+    if solutions is True:
+        sibling = solutions_path(path)
+        sol_path = sibling if sibling is not None and sibling.exists() else None
+    elif solutions:
+        sol_path = Path(solutions)
+    sols = _read_json(sol_path, "ARC solutions", SOLUTIONS_HINT) if sol_path else {}
+    _check_solutions(sols, tasks, sol_path, path)
+    out = {}
+    for tid, task in tasks.items():
+        out[tid] = task = check_task(task, tid, source=str(path))
+        given = sols.get(tid, [])
+        if not isinstance(given, list):
+            raise ParseError(f"task {tid!r}: expected a list of output grids, one per test pair",
+                             source=str(sol_path), hint=SOLUTIONS_HINT)
+        if len(given) > len(task["test"]):  # outputs of another task, or of another file's
+            raise ParseError(f"task {tid!r}: {len(given)} output grids for "
+                             f"{len(task['test'])} test pair(s) in {path.name}",
+                             source=str(sol_path), hint=SOLUTIONS_HINT)
+        for i, grid in enumerate(given):
+            as_grid(grid, what=f"task {tid} test pair {i} output", source=str(sol_path))
+            task["test"][i]["output"] = grid
+    return out
+
+
+#: what a malformed challenges file's error suggests
+CHALLENGES_HINT = ('a challenges file is {"<task id>": {"train": [pairs], "test": [{"input": '
+                   'grid}]}, ...}')
+#: what a malformed solutions file's error suggests
+SOLUTIONS_HINT = ("a solutions file is {\"<task id>\": [output grid, ...]}, one grid per test "
+                  "pair of that task in the challenges file beside it")
+
+
+def _check_challenges(tasks, path: Path) -> None:
+    """A challenges file maps task ids to tasks; one task or one pair on its own is said as
+    such (read as {task_id: task} it was "ARC task 'test': expected {...}", a task named after
+    a key of the file's one task)."""
     pair = isinstance(tasks, dict) and isinstance(tasks.get("input"), list)
-    if pair or isinstance(tasks, dict) and isinstance(tasks.get("test"), list):
+    if pair or one_task(tasks):
         what = "one ARC pair {input, output}" if pair else \
             "one ARC task {train, test}"
         raise ParseError(f"this file holds {what}, not a Kaggle challenges file "
@@ -316,39 +437,36 @@ def load_tasks(challenges: str | Path, solutions: str | Path | None | bool = Tru
                          (f'wrap it as {{"{path.stem}": <the task>}}; `ptrm solve` reads a '
                           "one-task file as it is"))
     if not isinstance(tasks, dict):
-        raise ParseError("an ARC challenges file maps task ids to tasks {train, test}",
-                         source=str(path))
-    sol_path = None
-    if solutions is True:
-        sibling = solutions_path(path)
-        sol_path = sibling if sibling is not None and sibling.exists() else None
-    elif solutions:
-        sol_path = Path(solutions)
-    sols = _read_json(sol_path, "ARC solutions") if sol_path else {}
+        raise ParseError(f"an ARC challenges file maps task ids to tasks {{train, test}}, this "
+                         f"one holds {_shown(tasks)}", source=str(path),
+                         hint=f"{CHALLENGES_HINT}; `ptrm solve` reads a lone grid")
+
+
+def _check_solutions(sols, tasks: dict, sol_path: Path | None, path: Path) -> None:
+    """A solutions file maps task ids to lists of outputs, and names tasks of the challenges
+    file: one that names none of them belongs to another file, and would leave every test
+    pair without its output (unscored, or refused for training) without a word."""
     if not isinstance(sols, dict):
-        raise ParseError("an ARC solutions file maps task ids to lists of output grids",
-                         source=str(sol_path))
-    out = {}
-    for tid, task in tasks.items():
-        out[tid] = task = check_task(task, tid, source=str(path))
-        given = sols.get(tid, [])
-        if not isinstance(given, list):
-            raise ParseError(f"task {tid!r}: expected a list of output grids, one per test pair",
-                             source=str(sol_path))
-        for i, grid in enumerate(given[:len(task["test"])]):
-            as_grid(grid, what=f"task {tid} test pair {i} output", source=str(sol_path))
-            task["test"][i]["output"] = grid
-    return out
+        raise ParseError(f"an ARC solutions file maps task ids to lists of output grids, this "
+                         f"one holds {_shown(sols)}", source=str(sol_path), hint=SOLUTIONS_HINT)
+    if sols and tasks and not any(tid in tasks for tid in sols):
+        raise ParseError(f"this ARC solutions file names none of the {len(tasks)} tasks of "
+                         f"{path.name} (it has {next(iter(sols))!r}, the challenges "
+                         f"{next(iter(tasks))!r})", source=str(sol_path),
+                         hint="is it the solutions file of another challenges file?")
 
 
-def _read_json(path: Path, what: str):
+def _read_json(path: Path, what: str, hint: str | None = None):
     try:
         return json.loads(path.read_text())
     except OSError as e:
         raise ParseError(f"cannot read {what}: {e.strerror or e}", source=str(path)) from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise ParseError(f"{what} file is not valid JSON: {getattr(e, 'msg', e)}",
-                         source=str(path), line=getattr(e, "lineno", None)) from None
+    except UnicodeDecodeError as e:
+        raise ParseError(f"{what} file is not UTF-8 text: {e.reason} at byte {e.start}",
+                         source=str(path)) from None
+    except json.JSONDecodeError as e:
+        raise ParseError(f"{what} file is {json_problem(e)}", source=str(path),
+                         line=e.lineno, hint=hint) from None
 
 
 # -- the codec -------------------------------------------------------------------------------
@@ -394,8 +512,8 @@ class ArcCodec(Codec):
         try:
             obj = json.loads(text)
         except json.JSONDecodeError as e:
-            raise ParseError(f"ARC input is JSON (a task, a pair or a grid): {e.msg}",
-                             source=source, line=e.lineno) from None
+            raise ParseError(f"ARC input (a task, a pair or a grid) is {json_problem(e)}",
+                             source=source, line=e.lineno, hint=GRID_HINT) from None
         puzzle, solution, fmt = self._read(obj, source=source)
         return Parsed(puzzle, solution, fmt)
 
@@ -403,28 +521,37 @@ class ArcCodec(Codec):
         if isinstance(obj, list):
             return self.puzzle(obj, source=source), None, "grid"
         if not isinstance(obj, dict):
-            raise ParseError("ARC input: expected a task, an {input, output} pair or a grid",
-                             source=source)
+            raise ParseError(f"ARC input: expected a task, an {{input, output}} pair or a grid, "
+                             f"found {_shown(obj)}", source=source, hint=TASK_HINT)
         if "input" in obj:
             meta = {k: obj[k] for k in ("task", "split", "example") if k in obj}
             p = self.puzzle(obj["input"], output=obj.get("output"), source=source, **meta)
             return p, self._known(p), "pair"
-        if "test" in obj:
-            return self._first_test(obj.get("id", source or "task"), obj, source)
-        tasks = [(k, v) for k, v in obj.items() if isinstance(v, dict) and "test" in v]
-        if len(tasks) == 1 and len(obj) == 1:
-            return self._first_test(tasks[0][0], tasks[0][1], source)
-        if tasks:
-            raise ParseError(f"this file holds {len(tasks)} ARC tasks; pass one task",
-                             source=source, hint=f"ptrm solve FILE --task ID (e.g. --task "
-                                                 f"{tasks[0][0]}); in Python, "
-                                                 "ptrm_codecs.arc.load_tasks reads them all")
-        raise ParseError("ARC input: expected a task {train, test}, a pair {input, output} or "
-                         "a grid", source=source)
+        if one_task(obj):
+            return self._first_test(obj.get("id") or _stem(source), obj, source)
+        # a file of tasks {id: task}, or a record holding them beside its own fields
+        entries = {k: v for k, v in obj.items() if k not in RECORD_FIELDS}
+        tasks = [k for k, v in entries.items() if isinstance(v, dict) and "test" in v]
+        if not tasks:
+            raise ParseError("ARC input: expected a task {train, test}, a pair {input, output} or "
+                             "a grid", source=source, hint=TASK_HINT)
+        odd = next((k for k in entries if k not in tasks), None)
+        if odd is not None:  # a file of tasks with one that is not: that one is the mistake
+            check_task(entries[odd], odd, source=source)
+        if len(tasks) == 1:
+            return self._first_test(tasks[0], entries[tasks[0]], source)
+        # --task goes to the task pipeline, which needs a model with per-task embeddings
+        raise ParseError(f"this file holds {len(tasks)} ARC tasks; pass one task",
+                         source=source, hint=f"with an ARC model trained on them, ptrm solve FILE "
+                                             f"--task ID (e.g. --task {tasks[0]}); with any "
+                                             "other, save one task to a file of its own; in "
+                                             "Python, ptrm_codecs.arc.load_tasks reads them all")
 
     def _first_test(self, task_id, task, source):
-        if not task.get("test"):
-            raise ParseError(f"ARC task {task_id!r} has no test pair", source=source)
+        task = check_task(task, str(task_id), source=source)
+        if not task["test"]:
+            raise ParseError(f"ARC task {str(task_id)!r} has no test pair: its 'test' list is "
+                             "empty", source=source, hint=TASK_HINT)
         ex = task["test"][0]
         p = self.puzzle(ex["input"], output=ex.get("output"), source=source, task=str(task_id),
                         split="test", example=0)
@@ -435,21 +562,20 @@ class ArcCodec(Codec):
         return None if out is None else Solution(self.name, np.asarray(out, dtype=np.int16))
 
     def sniff(self, text: str) -> bool:
-        """JSON shaped like ARC: a grid of integers, a pair, a task or a file of tasks."""
+        """JSON shaped like ARC: any JSON array (a grid; one that is not valid JSON, or not a
+        proper grid, is then told as such by `parse` rather than as "cannot tell the puzzle
+        type"), a pair, a task or a file of tasks."""
         s = text.strip()
-        if not s or s[0] not in "[{":
+        if s.startswith("["):  # no other puzzle text starts so
+            return True
+        if not s.startswith("{"):
             return False
         try:
             obj = json.loads(s)
         except ValueError:
             return False
-        if isinstance(obj, list):
-            return bool(obj) and all(isinstance(row, list) and row and all(
-                isinstance(v, int) and not isinstance(v, bool) for v in row) for row in obj)
-        if isinstance(obj, dict):
-            return "input" in obj or "test" in obj or (bool(obj) and all(
-                isinstance(v, dict) and "test" in v for v in obj.values()))
-        return False
+        return isinstance(obj, dict) and ("input" in obj or one_task(obj) or any(
+            isinstance(v, dict) and "test" in v for v in obj.values()))
 
     def from_record(self, record: dict, *, source: str | None = None,
                     line: int | None = None) -> tuple[Puzzle, Solution]:
@@ -460,21 +586,32 @@ class ArcCodec(Codec):
             raise ParseError("an ARC record is a JSON object", source=source, line=line)
         text = record.get("text", record.get("url"))
         meta = {k: record[k] for k in ("task", "split", "example", "id") if k in record}
-        if isinstance(text, str) and "answer" in record:
-            try:
-                grid = json.loads(text)
-            except json.JSONDecodeError as e:
-                raise ParseError(f"ARC record text is the input grid as JSON: {e.msg}",
-                                 source=source, line=line) from None
-            p = self.puzzle(grid, output=record["answer"], source=source, **meta)
+        if text is not None and not any(k in record for k in ("input", "train", "test")):
+            p = self._record_puzzle(record, text, meta, source=source, line=line)
         else:
             p, _, _ = self._read(record, source=source)
             p.meta.update(meta)
         s = self._known(p)
         if s is None:
             raise ParseError("ARC record without an output: nothing to train or score on",
-                             source=source, line=line)
+                             source=source, line=line, hint=NO_OUTPUT_HINT)
         return p, s
+
+    def _record_puzzle(self, record: dict, text, meta: dict, *, source, line) -> Puzzle:
+        """A ptrm record's puzzle: "text" the input grid as JSON (or as the list itself, as a
+        hand-written record may have it), "answer" the output grid."""
+        if "answer" not in record:
+            raise ParseError("ARC record without an output ('answer': the output grid): nothing "
+                             "to train or score on", source=source, line=line,
+                             hint=NO_OUTPUT_HINT)
+        grid = text
+        if isinstance(text, str):
+            try:
+                grid = json.loads(text)
+            except json.JSONDecodeError as e:
+                raise ParseError(f"ARC record text (the input grid as JSON) is {json_problem(e)}",
+                                 source=source, line=line, hint=GRID_HINT) from None
+        return self.puzzle(grid, output=record["answer"], source=source, **meta)
 
     def to_record(self, puzzle: Puzzle, solution: Solution, **extra) -> dict:
         meta = {k: puzzle.meta[k] for k in ("task", "split", "example") if k in puzzle.meta}
