@@ -201,7 +201,7 @@ def test_config_overrides_types_and_errors(tmp_path):
     assert cfg.train.weight_decay == 0.1 and cfg.train.lr_warmup_steps == 2000  # reference
     with pytest.raises(PtrmError, match="unknown key.*lrr"):
         load_config(path, ["train.lrr=1"])
-    with pytest.raises(PtrmError, match="train.max_steps: expected int"):
+    with pytest.raises(PtrmError, match="train.max_steps: expected a whole number"):
         load_config(path, ["train.max_steps=many"])
     with pytest.raises(PtrmError, match="expected KEY=VALUE"):
         load_config(path, ["train.lr"])
@@ -293,12 +293,12 @@ def test_a_wrong_key_or_value_names_its_file_and_line(tmp_path):
         load_config(path)
     path.write_text("data: {path: d}\ntrain:\n  lr: 1.0e-3\neval:\n  every_steps: often\n")
     with pytest.raises(PtrmError, match=rf"^{re.escape(str(path))}:5: config eval.every_steps: "
-                                        r"expected int, got 'often'"):
+                                        r"expected a whole number, got 'often'"):
         load_config(path)
     with pytest.raises(PtrmError, match=r"^--set 'eval.every_steps=soon': config "
-                                        r"eval.every_steps: expected int"):
+                                        r"eval.every_steps: expected a whole number"):
         load_config(path, ["eval.every_steps=soon"])
-    with pytest.raises(PtrmError, match=r"^config train.lr: expected float"):  # no file
+    with pytest.raises(PtrmError, match=r"^config train.lr: expected a number"):  # no file
         load_config(None, base={"train": {"lr": "x"}})
     # a --set replacing a section of the file names itself, not the file's line
     with pytest.raises(PtrmError, match=r"^--set 'train=\{lr: x\}': config train.lr"):

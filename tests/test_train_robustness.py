@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from ptrm_cli.engine.sudoku4 import write_sudoku4
-from ptrm_cli.engine.train import train
+from ptrm_cli.engine.train import load_config, train
+from ptrm_cli.engine.train_config import check_config
 from ptrm_cli.errors import PtrmError
 
 from test_train import assert_same_state, config, final_state
@@ -167,3 +168,142 @@ def test_pruning_removes_a_damaged_step_folder_as_it_would_a_whole_one(
     left = sorted(d.name for d in ckpts.iterdir() if not d.is_symlink())
     best = (ckpts / "best").resolve().name  # kept whatever its age
     assert left == sorted({"step_10", "step_12", "step_16", "step_8", best})
+
+
+# -- config mistakes: each one message with a hint (QA pass on `ptrm train`) --------------------
+
+@pytest.mark.parametrize("sets, message", [
+    (["train.lr=abc"], r"train.lr: expected a number, got 'abc'"),
+    (["train.compile=maybe"], r"train.compile: expected true or false"),
+    (["train.max_steps=-5"], r"train.max_steps must be >= 0"),
+    (["data.path="], r"data.path: must not be null"),
+    (["seed=-1", "train.lr=-1"], r"2 values make no sense"),
+    (["foo"], r"expected KEY=VALUE"),
+    (["train=3"], r"config train: expected a mapping"),
+])
+def test_every_config_mistake_has_a_hint(tmp_path, sets, message):
+    """A wrong type, a value out of range, a malformed --set: the error line named the key and
+    the value, but no hint followed (the CLI's contract: `error:` and `hint:`)."""
+    path = tmp_path / "c.yaml"
+    path.write_text("data: {path: d}\nrun_dir: r\n")
+    with pytest.raises(PtrmError, match=message) as e:
+        check_config(load_config(path, sets))
+    assert e.value.hint and "Config reference" in e.value.hint, e.value.hint
+
+
+def test_a_wrong_value_hints_at_its_default(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("data: {path: d}\nrun_dir: r\n")
+    with pytest.raises(PtrmError) as e:
+        load_config(path, ["train.lr=abc"])
+    assert e.value.hint.startswith("leave train.lr out for its default (0.0001)")
+    with pytest.raises(PtrmError) as e:   # no default to fall back on: say what it is
+        load_config(path, ["data.path="])
+    assert "made by `ptrm build-data`" in e.value.hint
+
+
+@pytest.mark.parametrize("text, message", [(None, "no such config file"),
+                                           ("", "is empty: expected a mapping"),
+                                           ("- a\n", "holds a list: expected a mapping"),
+                                           ("a: [\n", "not valid YAML")])
+def test_a_config_file_that_is_no_config_says_where_to_start(tmp_path, text, message):
+    path = tmp_path / "c.yaml"
+    if text is not None:
+        path.write_text(text)
+    with pytest.raises(PtrmError, match=message) as e:
+        load_config(path)
+    assert "examples/configs/" in e.value.hint
+
+
+def test_a_model_key_mistake_names_its_line_before_the_dataset_loads(tmp_path):
+    """A misspelt model key was found by TRMConfig after the dataset had loaded, with neither
+    the file's line nor a suggestion; a wrong model value did not say where it was written."""
+    from ptrm_cli.engine.train_config import model_config
+
+    path = tmp_path / "c.yaml"
+    path.write_text("data: {path: nowhere}\nrun_dir: r\nmodel:\n  hidden_sise: 32\n")
+    with pytest.raises(PtrmError, match=rf"^{re.escape(str(path))}:4: config section model: "
+                                        r"unknown key\(s\) hidden_sise \(did you mean "
+                                        r"hidden_size\?\)") as e:
+        load_config(path)
+    assert "hidden_size" in e.value.hint
+    path.write_text("data: {path: d}\nrun_dir: r\nmodel:\n  hidden_size: 32\n  num_heads: 5\n")
+
+    class Data:  # what model_config reads of a dataset
+        vocab, seq_len, num_puzzle_ids = [0] * 10, 16, 1
+
+    with pytest.raises(PtrmError, match=rf"^{re.escape(str(path))}:4: model config: "
+                                        r"hidden_size 32 is not divisible") as e:
+        model_config(load_config(path), Data())
+    assert e.value.hint
+
+
+def test_a_batch_larger_than_an_epoch_is_said(tmp_path, capsys):
+    """global_batch_size 5000 on 2,000 examples trained without a word, each update holding
+    every example two or three times."""
+    data = write_sudoku4(tmp_path / "data", n_train=40, n_val=4)
+    doc = config(tmp_path / "run", data, train={"max_steps": 1, "global_batch_size": 64})
+    train(None, base=doc)
+    err = capsys.readouterr().err
+    assert "warning: train.global_batch_size 64 is more than the 40 examples an epoch " \
+           "draws" in err and "--set train.global_batch_size=32" in err
+    train(None, base=config(tmp_path / "fits", data, train={"max_steps": 1}))
+    assert "warning" not in capsys.readouterr().err
+
+
+def test_evaluation_runs_no_more_rows_than_the_validation_split(sudoku4, tmp_path):
+    """Each evaluation batch was padded to the training batch: 5 validation examples ran as
+    16 rows (256 as 768 at the recipe's batch)."""
+    from ptrm_cli.engine.train_loop import Trainer
+
+    doc = config(tmp_path / "run", sudoku4)
+    doc["data"]["val_limit"] = 5
+    tr = Trainer(load_config(None, base=doc))
+    rows, step = [], tr.eval_step
+    tr.eval_step = lambda carry, x: (rows.append(x.shape[0]), step(carry, x))[1]
+    assert tr.evaluate()["count"] == 5 and set(rows) == {5}
+
+
+def test_a_warm_start_from_another_vocabulary_hints_at_the_data(sudoku4, reference_run,
+                                                                tmp_path):
+    from ptrm_cli.engine.sudoku4 import write_sudoku4 as write
+
+    other = write(tmp_path / "other", n_train=40, n_val=4)
+    meta = json.loads((other / "meta.json").read_text())
+    meta["vocab"]["family"] = meta["family"] = "sudoku4-other"
+    (other / "meta.json").write_text(json.dumps(meta))
+    with pytest.raises(PtrmError, match="uses the 'sudoku4' vocabulary") as e:
+        train(None, base=config(tmp_path / "run", other),
+              init_from=str(reference_run / "checkpoints" / "step_12"))
+    assert "--init-from needs a dataset of the checkpoint's tokens" in e.value.hint
+
+
+def test_the_start_line_says_one_update_not_1_updates():
+    from ptrm_cli.engine.train_log import _start_line
+
+    fields = {"parameters": 7, "device": "cpu", "training_examples": 40,
+              "examples_per_epoch": 40.0, "total_steps": 1,
+              "config": {"data": {"path": "d"}, "train": {"global_batch_size": 16},
+                         "run_dir": "r"}}
+    assert "), 1 update of 16; writing r" in _start_line(fields)
+
+
+def test_a_device_the_config_wrote_is_named_where_it_was_written(sudoku4, tmp_path):
+    """`device: gpu` in the file was reported as "--device 'gpu'", a flag never given."""
+    path = tmp_path / "c.yaml"
+    path.write_text(f"data: {{path: {sudoku4}}}\nrun_dir: {tmp_path / 'run'}\ndevice: gpu\n")
+    with pytest.raises(PtrmError, match=rf"^{re.escape(str(path))}:3: config device 'gpu': "
+                                        r"expected auto, cpu") as e:
+        train(path)
+    assert "--device cpu" in e.value.hint
+    with pytest.raises(PtrmError, match=r"^--device 'gpu'"):  # the flag's own: as it was
+        train(path, device="gpu")
+
+
+def test_a_training_split_the_dataset_lacks_has_a_hint(sudoku4, tmp_path):
+    doc = config(tmp_path / "run", sudoku4)
+    doc["data"]["train_split"] = "trian"
+    with pytest.raises(PtrmError, match=r"^data.train_split 'trian': dataset .* has splits "
+                                        r"train, val$") as e:
+        train(None, base=doc)
+    assert "--set data.train_split=" in e.value.hint

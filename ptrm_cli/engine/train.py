@@ -75,7 +75,7 @@ def train(config: str | os.PathLike | None, sets: list[str] | tuple = (), *, res
             raise PtrmError(f"run_dir {run_dir} is {what} folder (it has {name})",
                             hint="set run_dir to a folder of its own, e.g. --set "
                                  "run_dir=runs/NAME")
-    dist_info = setup_distributed(cfg.device)
+    dist_info = _setup_device(cfg, given=device is not None)
     try:
         # one run per run_dir (rank 0 writes it): a second would mix its checkpoints in
         with exclusive(run_dir, "run (run_dir)") if dist_info.main else nullcontext():
@@ -93,6 +93,24 @@ def train(config: str | os.PathLike | None, sets: list[str] | tuple = (), *, res
         raise
     distributed.teardown()  # every rank leaves together (a no-op for one process)
     return result
+
+
+def _setup_device(cfg, *, given: bool):
+    """setup_distributed, whose device errors speak of `--device`: a device the config wrote
+    (`device: gpu`, or `device: cuda` on a machine without one) is named where it was
+    written instead, with the flag that overrides it."""
+    from .train_config import _at
+
+    try:
+        return setup_distributed(cfg.device)
+    except PtrmError as e:
+        if given or not str(e).startswith("--device "):
+            raise
+        where = _at(getattr(cfg, "origin", {}), ("device",))
+        raise PtrmError(f"{where}config device{str(e)[len('--device'):]}",
+                        hint=(e.hint + " (it overrides the config's)" if e.hint else
+                              "device: auto (the default) takes a GPU where there is one; "
+                              "--device cpu overrides the config")) from None
 
 
 def main(argv: list[str] | None = None) -> int:

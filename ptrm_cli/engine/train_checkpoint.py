@@ -308,6 +308,20 @@ def _rows_by_name(w: Tensor, old: list[str], new: list[str]) -> tuple[Tensor, in
     return out, int((at >= 0).sum())
 
 
+def _same_vocab(vocab, tr: Trainer, path: Path, *, exact: bool) -> None:
+    """The checkpoint's token table must be the dataset's: a model reads one vocabulary."""
+    from ..errors import VocabError
+
+    try:
+        vocab.check_same(tr.dataset.vocab, what=f"checkpoint {path}", other_what="the dataset")
+    except VocabError as e:
+        hint = (f"{'--resume' if exact else '--init-from'} needs a dataset of the checkpoint's "
+                f"tokens ({vocab.family!r}): --set data.path=DIR for one built for it (`ptrm "
+                f"build-data --family {vocab.family}`)"
+                + ("" if exact else ", or train from scratch without --init-from"))
+        raise VocabError(str(e), hint=e.hint or hint) from None
+
+
 def restore(tr: Trainer, path: Path, *, exact: bool) -> None:
     """Load a checkpoint folder into the trainer: exactly (every piece of state) or as a warm
     start (weights, EMA, step; fresh optimizer moments and carry). A warm start also takes an
@@ -340,8 +354,7 @@ def restore(tr: Trainer, path: Path, *, exact: bool) -> None:
         if exact or vocab != ck.placeholder_vocab(len(tr.dataset.vocab)):
             # an official import kept its placeholder table: it takes the dataset's, as a
             # step file does; any other table must be the dataset's
-            vocab.check_same(tr.dataset.vocab, what=f"checkpoint {path}",
-                             other_what="the dataset")
+            _same_vocab(vocab, tr, path, exact=exact)
         weights = None
     mine = dataclasses.replace(tr.model_cfg,
                                halt_exploration_prob=ckpt_cfg.halt_exploration_prob)

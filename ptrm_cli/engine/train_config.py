@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import re
 import typing
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -17,6 +18,13 @@ from .losses import LOSS_TYPES
 from .model import TRMConfig
 
 RECIPES = ("deep_supervision", "final_step")  # train.recipe
+
+# Where every key's meaning, default and range are written down: the hint of a config mistake.
+REFERENCE = 'docs/TRAINING.md, "Config reference", lists every key with its default'
+SET_HINT = ("KEY is a dotted path of the config, VALUE is YAML: --set train.lr=3e-4 --set "
+            "data.val_split=null; " + REFERENCE)
+START_FROM = ("start from a recipe in examples/configs/ (tiny-cpu.yaml trains on a CPU); "
+              + REFERENCE)
 
 # Model settings that come from the dataset, not from the config.
 FROM_DATASET = ("vocab_size", "seq_len", "num_puzzle_identifiers")
@@ -130,17 +138,22 @@ def load_config(path: str | os.PathLike | None = None, sets: list[str] | tuple =
             text = p.read_text(encoding="utf-8")
             loaded = _load_yaml(text)
         except FileNotFoundError:
-            raise PtrmError(f"{p}: no such config file") from None
+            raise PtrmError(f"{p}: no such config file", hint=START_FROM) from None
         except IsADirectoryError:
-            raise PtrmError(f"{p}: is a folder, not a YAML config file") from None
+            raise PtrmError(f"{p}: is a folder, not a YAML config file",
+                            hint=START_FROM) from None
         except UnicodeDecodeError as e:
             raise PtrmError(f"{p}: not UTF-8 text (byte {e.start}): expected a YAML config "
-                            f"file") from None
+                            f"file", hint=START_FROM) from None
         except yaml.YAMLError as e:
             raise PtrmError(f"{_yaml_where(p, e)}: not valid YAML: "
-                            f"{getattr(e, 'problem', None) or e}") from None
+                            f"{getattr(e, 'problem', None) or e}",
+                            hint="a config is YAML sections of `key: value` lines; "
+                                 + START_FROM) from None
         if not isinstance(loaded, dict):
-            raise PtrmError(f"{p}: expected a mapping of config sections")
+            got = "is empty" if loaded is None else f"holds a {type(loaded).__name__}"
+            raise PtrmError(f"{p}: {got}: expected a mapping of config sections "
+                            f"(at least `data: {{path: DIR}}`)", hint=START_FROM)
         doc = _merge(doc, loaded)
         doc.setdefault("run_dir", str(Path("runs") / p.stem))
         origin = {k: f"{p}:{line}" for k, line in _key_lines(text).items()}
@@ -148,12 +161,13 @@ def load_config(path: str | os.PathLike | None = None, sets: list[str] | tuple =
     for item in sets:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
-            raise PtrmError(f"--set {item!r}: expected KEY=VALUE, e.g. train.lr=3e-4")
+            raise PtrmError(f"--set {item!r}: expected KEY=VALUE, e.g. train.lr=3e-4",
+                            hint=SET_HINT)
         node = doc
         *parents, last = names = key.strip().split(".")
         if not all(n.strip() for n in names):
             raise PtrmError(f"--set {item!r}: {key.strip()!r} has an empty part: "
-                            f"expected SECTION.KEY=VALUE, e.g. train.lr=3e-4")
+                            f"expected SECTION.KEY=VALUE, e.g. train.lr=3e-4", hint=SET_HINT)
         for i, k in enumerate(parents):
             if node.get(k) is None:  # a section left empty in the file (`train:`) is null
                 node[k] = {}
@@ -161,7 +175,8 @@ def load_config(path: str | os.PathLike | None = None, sets: list[str] | tuple =
             if not isinstance(node, dict):
                 earlier = set_by.get(tuple(parents[:i + 1]))
                 raise PtrmError(f"--set {item!r}: {k} is not a section" +
-                                (f" (--set {earlier!r} made it a value)" if earlier else ""))
+                                (f" (--set {earlier!r} made it a value)" if earlier else ""),
+                                hint=SET_HINT)
         try:
             node[last] = yaml.safe_load(value) if value.strip() else None
         except yaml.YAMLError as e:
@@ -177,8 +192,20 @@ def load_config(path: str | os.PathLike | None = None, sets: list[str] | tuple =
         for n in range(1, len(key_path) + 1):
             origin.setdefault(key_path[:n], f"--set {item!r}")
     cfg = _build(Config, doc, (), origin)
+    _check_model_keys(cfg.model, origin)
     cfg.origin = origin  # not a field (never saved): check_config's errors name file:line
     return cfg
+
+
+def _check_model_keys(model: dict, origin: dict[tuple, str]) -> None:
+    """A misspelt `model` key, named where it was written as any other section's is. TRMConfig
+    found it only after the dataset had loaded, without the file's line or a suggestion."""
+    known = sorted(f.name for f in dataclasses.fields(TRMConfig))
+    unknown = sorted(str(k) for k in model if k not in known)
+    if unknown:
+        raise PtrmError(f"{_at(origin, ('model', unknown[0]))}config section model: unknown "
+                        f"key(s) {', '.join(unknown)}{did_you_mean(unknown, known)}",
+                        hint=f"known keys: {', '.join(known)}")
 
 
 def _key_lines(text: str) -> dict[tuple, int]:
@@ -245,7 +272,8 @@ def _build(cls, doc, path: tuple, origin: dict[tuple, str]):
     where = ".".join(path)
     if not isinstance(doc, dict):
         raise PtrmError(f"{_at(origin, path)}config {where or 'file'}: expected a mapping, "
-                        f"got {doc!r}")
+                        f"got {doc!r}",
+                        hint=f"{where or 'a config'} holds `key: value` lines; {REFERENCE}")
     hints = typing.get_type_hints(cls)
     names = {f.name for f in dataclasses.fields(cls)}
     # str(): YAML keys may be numbers or booleans (`1: 2`, `yes: 3`)
@@ -264,8 +292,53 @@ def _build(cls, doc, path: tuple, origin: dict[tuple, str]):
             try:
                 kwargs[name] = _coerce(value, hint, ".".join(path + (name,)))
             except PtrmError as e:
-                raise PtrmError(f"{_at(origin, path + (name,))}{e}", hint=e.hint) from None
+                key = ".".join(path + (name,))
+                raise PtrmError(f"{_at(origin, path + (name,))}{e}",
+                                hint=e.hint or _value_hint(cls, name, key)) from None
     return cls(**kwargs)
+
+
+# keys whose default is no value to fall back on
+_REQUIRED_HINTS = {
+    "data.path": "data.path is the dataset folder, one made by `ptrm build-data` (--set "
+                 "data.path=DIR)",
+    "run_dir": "run_dir is the folder the run writes (--set run_dir=runs/NAME); left out, it "
+               "is runs/<config file name>",
+}
+
+
+def _value_hint(cls, name: str, key: str) -> str:
+    """What to do about a wrong value: its default (leaving the key out gives it), and where
+    the keys are described."""
+    if key in _REQUIRED_HINTS:
+        return f"{_REQUIRED_HINTS[key]}; {REFERENCE}"
+    default = _default_of(cls, name)
+    return f"leave {key} out for its default ({_yaml_text(default)}); {REFERENCE}"
+
+
+def _hint_for_key(key: str) -> str:
+    """_value_hint of a dotted key of Config (check_config's errors name keys, not classes)."""
+    *sections, name = key.split(".")
+    cls = Config
+    for section in sections:
+        cls = typing.get_type_hints(cls)[section]
+    return _value_hint(cls, name, key)
+
+
+def _default_of(cls, name: str):
+    f = next(f for f in dataclasses.fields(cls) if f.name == name)
+    if f.default is not dataclasses.MISSING:
+        return f.default
+    return f.default_factory() if f.default_factory is not dataclasses.MISSING else None
+
+
+def _yaml_text(v) -> str:
+    """A default as a config file writes it: null, true, 3e-4, text unquoted."""
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return str(v).lower()
+    return repr(v) if not isinstance(v, str) else (v or '""')
 
 
 def _coerce(value, hint, key: str):
@@ -303,8 +376,12 @@ def _coerce(value, hint, key: str):
     elif target is str:
         if isinstance(value, (str, int, float)) and not isinstance(value, bool):
             return str(value)
-    raise PtrmError(f"config {key}: expected {getattr(target, '__name__', target)}, "
+    raise PtrmError(f"config {key}: expected {_TYPE_WORDS.get(target, target)}, "
                     f"got {value!r}")
+
+
+# a config's types as its writer reads them (not Python's names)
+_TYPE_WORDS = {int: "a whole number", float: "a number", bool: "true or false", str: "text"}
 
 
 def check_config(cfg: Config) -> None:
@@ -357,9 +434,11 @@ def check_config(cfg: Config) -> None:
         origin = getattr(cfg, "origin", {})
         at = [_at(origin, tuple(key.split("."))) for key, _ in bad]
         if len(bad) == 1:  # the form of a misspelt key's error: FILE:LINE: config: ...
-            raise PtrmError(f"{at[0]}config: {bad[0][0]} {bad[0][1]}")
+            raise PtrmError(f"{at[0]}config: {bad[0][0]} {bad[0][1]}",
+                            hint=_hint_for_key(bad[0][0]))
         raise PtrmError(f"config: {len(bad)} values make no sense:\n" + "\n".join(
-            f"  {a}{key} {what}" for a, (key, what) in zip(at, bad)))
+            f"  {a}{key} {what}" for a, (key, what) in zip(at, bad)),
+            hint=f"leave a key out for its default; {REFERENCE}")
 
 
 def model_config(cfg: Config, dataset: Dataset) -> TRMConfig:
@@ -373,4 +452,16 @@ def model_config(cfg: Config, dataset: Dataset) -> TRMConfig:
     try:
         return TRMConfig.from_dict({**cfg.model, **derived})
     except TypeError as e:
-        raise PtrmError(f"config model: {e}") from None
+        raise PtrmError(f"config model: {e}", hint=REFERENCE) from None
+    except PtrmError as e:  # TRMConfig's own checks: say where the value was written
+        raise PtrmError(f"{_model_value_at(cfg, str(e))}{e}",
+                        hint=e.hint or f"model.* keys are TRMConfig's; {REFERENCE}") from None
+
+
+def _model_value_at(cfg: Config, message: str) -> str:
+    """'FILE:LINE: ' (or the --set) of the first model key a TRMConfig error names."""
+    origin = getattr(cfg, "origin", {})
+    for key in re.findall(r"\w+", message):
+        if key in cfg.model and ("model", key) in origin:
+            return _at(origin, ("model", key))
+    return ""

@@ -105,7 +105,8 @@ def _start_line(f: dict) -> str:
     drawn = f"{n:,} training examples" + (f", {epoch:,} drawn an epoch (one version of each "
                                           "puzzle)" if epoch < n else "")
     return (f"training {f['parameters']:,} parameters on {f['device']}: "
-            f"{esc(cfg['data']['path'])} ({drawn}), {f['total_steps']:,} updates of "
+            f"{esc(cfg['data']['path'])} ({drawn}), {f['total_steps']:,} "
+            f"update{'' if f['total_steps'] == 1 else 's'} of "
             f"{cfg['train']['global_batch_size']:,}; writing {esc(cfg['run_dir'])}")
 
 

@@ -154,6 +154,12 @@ class Trainer:
         # data
         self.dataset = dataset if dataset is not None else load_dataset(cfg.data.path)
         self.fingerprint = train_checkpoint.dataset_fingerprint(self.dataset)
+        if cfg.data.train_split not in self.dataset.splits:  # (the dataset's error: no hint)
+            raise PtrmError(f"data.train_split {cfg.data.train_split!r}: dataset "
+                            f"{self.dataset.path} has splits "
+                            f"{', '.join(sorted(self.dataset.splits))}",
+                            hint="--set data.train_split=NAME with one of them (the default "
+                                 "is train)")
         self.train_split = self.dataset.split(cfg.data.train_split)
         if len(self.train_split) == 0:  # (BatchStream's own check does not know the dataset)
             raise PtrmError(f"dataset {self.dataset.path}: the training split "
@@ -187,11 +193,16 @@ class Trainer:
                       "evaluation, no best checkpoint", file=sys.stderr)
             self.val_split = None
         if t.global_batch_size % self.dist.world:
+            w = self.dist.world
             raise PtrmError(f"train.global_batch_size {t.global_batch_size} does not split "
-                            f"evenly over {self.dist.world} ranks")
+                            f"evenly over {w} ranks",
+                            hint=f"--set train.global_batch_size=N with N a multiple of {w}, "
+                                 f"e.g. {max(w, t.global_batch_size // w * w)}")
         self.G = t.global_batch_size
         self.B = self.G // self.dist.world
         self.stream = BatchStream(self.train_split, self.G, cfg.seed, cfg.data.sampling)
+        if self.G > self.stream.examples_per_epoch and self.dist.main:
+            _warn_batch_above_epoch(self.G, self.stream.examples_per_epoch)
         self.total_steps = (t.max_steps if t.max_steps is not None else
                             int(t.epochs * self.stream.examples_per_epoch / self.G))
         steps_per_epoch = self.stream.examples_per_epoch / self.G
@@ -449,7 +460,9 @@ class Trainer:
         s = self.val_split
         n = len(s) if self.cfg.data.val_limit is None else min(len(s), self.cfg.data.val_limit)
         share = np.array_split(np.arange(n), self.dist.world)[self.dist.rank]
-        bs = self.cfg.eval.batch_size or self.B
+        # a batch no larger than the split: a 256-example validation at the default batch of
+        # 768 ran 3x the rows it scored (each batch is padded to one fixed shape)
+        bs = min(self.cfg.eval.batch_size or self.B, max(1, len(share)))
         steps = self.cfg.eval.steps or self.model_cfg.halt_max_steps
         types = self.val_types or ["all"]
         sums = torch.zeros(6, dtype=torch.float64, device=self.device)
@@ -657,6 +670,20 @@ def new_best(val: dict, best: dict | None) -> bool:
 
 
 # -- small helpers -------------------------------------------------------------------------------
+
+def _warn_batch_above_epoch(batch: int, epoch: float) -> None:
+    """A batch larger than an epoch runs on (batches cross epoch boundaries), but every update
+    then holds some examples twice or more: said once, since it trained without a word."""
+    print(f"warning: train.global_batch_size {batch:,} is more than the {epoch:,.0f} "
+          f"examples an epoch draws: every batch holds some examples more than once (hint: "
+          f"--set train.global_batch_size={_pow2_below(epoch)}, or train on more data)",
+          file=sys.stderr)
+
+
+def _pow2_below(n: float) -> int:
+    """The largest power of two <= n (at least 1): a batch size to suggest."""
+    return 1 << max(0, int(n).bit_length() - 1)
+
 
 def _to_device(t: Tensor, device: torch.device) -> Tensor:
     if device.type == "cuda":
