@@ -61,7 +61,8 @@ def table(r: dict) -> str:
     lines = [f"ptrm bench · {r['device']} x{r['world_size']} · torch {r['torch']} · "
              f"{r['model']['desc']} ({_parameter_count(r['model']['parameters'])}) · "
              f"{r['puzzles']['source']} · K={o['K']} D={o['D']} "
-             f"{noise(o['sigma'], o.get('perturb'))}",
+             f"{noise(o['sigma'], o.get('perturb'))}"
+             + (" · exact (RMSNorm summed in a fixed order)" if o.get("exact") else ""),
              f"matmul peak (bf16 {r['peak']['n']}^3, measured): {r['peak']['tflops']:.1f} "
              f"TFLOP/s · fixed compute {r['fixed_flops_per_puzzle']:.3e} FLOP/puzzle · "
              f"rows in flight {r['rows_in_flight']}", ""]

@@ -284,6 +284,34 @@ def test_bench_passes_the_noise_down_to_both_loops(monkeypatch):
     assert {(s, t) for _, s, t in seen} == {(0.7, "both")}
 
 
+def test_exact_sums_the_norm_in_a_fixed_order_in_both_loops(monkeypatch):
+    """`--exact`: both the eager loop and the fast engine run the model with its RMSNorm summed
+    pairwise (the engine's copy too), and the report and its header say so."""
+    from ptrm_cli.engine import distributed
+
+    seen = []
+    run, sample = distributed.run, distributed.sample
+
+    def pairwise(model):
+        return tuple({b.pairwise_norm for b in model.L_level.layers})
+
+    monkeypatch.setattr(distributed, "run", lambda engine, *a, **kw: seen.append(
+        ("fast", pairwise(engine.model))) or run(engine, *a, **kw))
+    monkeypatch.setattr(distributed, "sample", lambda model, *a, **kw: seen.append(
+        ("eager", pairwise(model))) or sample(model, *a, **kw))
+    for exact in (True, False):
+        seen.clear()
+        rep = benchmark.run_bench(benchmark.BenchOptions(model="tiny", K=2, D=1, puzzles=2,
+                                                         split="random", device="cpu",
+                                                         modes=["eager", "fast"], exact=exact))
+        assert set(seen) == {("eager", (exact,)), ("fast", (exact,))}  # warm-ups included
+        assert rep["options"]["exact"] is exact
+        assert ("exact (RMSNorm summed in a fixed order)" in benchmark.table(rep)) is exact
+        assert rep["agreement"]["fast vs eager"]["rollouts_identical"] == 1.0
+    r = CliRunner().invoke(app, ["bench", "--help"])
+    assert "--exact" in r.output
+
+
 def test_bench_random_trm_mlp_needs_no_checkpoint():
     """`--model mlp`: the TRM-MLP shape of the sudoku recipe with random weights (speed does
     not depend on the weights), so perf.sh mlp no longer needs the trained checkpoint."""

@@ -59,6 +59,11 @@ def bench(
                                        help="Inductor's deterministic mode (no kernel "
                                             "choices by timing: the same kernels on every "
                                             "GPU)."),
+    exact: bool = typer.Option(False, "--exact/--no-exact",
+                               help="Sum RMSNorm's squares in a fixed order, so the compiled "
+                                    "engine gives the eager loop's results bit for bit on a "
+                                    "GPU (fast vs eager: 100% identical rollouts against 68% on "
+                                    "an H100, 10% slower; docs/PERFORMANCE.md)."),
     check_every: int = typer.Option(4, "--check-every", min=1,
                                     help="Adaptive: steps between checks."),
     wave: int = typer.Option(None, "--wave", min=1, show_default="K",
@@ -97,7 +102,7 @@ def bench(
         puzzles=puzzles, split=split, data=data, types=type_list(types),
         modes=[m.strip() for m in modes.split(",") if m.strip()], device=device, seed=seed,
         repeats=repeats, chunk_rows=chunk_rows, compile=compile, compile_mode=compile_mode,
-        deterministic=deterministic, check_every=check_every, wave=wave,
+        deterministic=deterministic, exact=exact, check_every=check_every, wave=wave,
         q_threshold=q_threshold, rules=rules, peak_size=peak_size, out=out)
     benchmark.check(opts)  # before a relaunch: else each rank would say it
     if gpus and gpus > 1 and not distributed.launched():

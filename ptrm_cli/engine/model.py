@@ -223,11 +223,30 @@ class PuzzleEmbedding(nn.Module):
         return rows.to(self.cast_to)
 
 
-def rms_norm(x: Tensor, eps: float) -> Tensor:
-    """RMSNorm over the last dim, no learnable gain, computed in float32."""
+def rms_norm(x: Tensor, eps: float, pairwise: bool = False) -> Tensor:
+    """RMSNorm over the last dim, no learnable gain, computed in float32. pairwise: sum the
+    squares in a fixed order (`pairwise_mean_square`) instead of a reduction kernel's own."""
     h = x.float()
-    h = h * torch.rsqrt(h.square().mean(-1, keepdim=True) + eps)
-    return h.to(x.dtype)
+    ms = pairwise_mean_square(h) if pairwise else h.square().mean(-1, keepdim=True)
+    return (h * torch.rsqrt(ms + eps)).to(x.dtype)
+
+
+def pairwise_mean_square(h: Tensor) -> Tensor:
+    """The mean of h's squares over the last dim [..., 1], summed in a fixed order: pairwise
+    halvings of the width (an odd last element carried to the next level).
+
+    A reduction kernel picks its own summation order, and eager torch's is not Inductor's: on
+    an H100 that alone made 0.0002% of a compiled RMSNorm's outputs differ from eager's, and a
+    rollout of ~1,000 network applications grew that into 32% of rollouts ending elsewhere
+    (docs/PERFORMANCE.md, "Session 22"). As elementwise adds, which no backend may reorder,
+    every kernel sums alike. It costs: Inductor's kernel for it took twice the reduction's time
+    there, and a fixed run 10% more."""
+    s = h.square()
+    while s.shape[-1] > 1:
+        n = s.shape[-1]
+        half = s[..., : n // 2] + s[..., n // 2 : 2 * (n // 2)]
+        s = torch.cat((half, s[..., 2 * (n // 2):]), dim=-1) if n % 2 else half
+    return s / h.shape[-1]
 
 
 class RotaryEmbedding(nn.Module):
@@ -334,13 +353,17 @@ class Block(nn.Module):
             self.self_attn = Attention(cfg.hidden_size, cfg.num_heads)
         self.mlp = SwiGLU(cfg.hidden_size, cfg.expansion)
 
+    #: RMSNorm's sum of squares in a fixed order (TRM.fixed_order_norm), not a reduction's
+    pairwise_norm: bool = False
+
     def forward(self, x: Tensor, rope: tuple[Tensor, Tensor] | None) -> Tensor:
+        pairwise = self.pairwise_norm
         if hasattr(self, "mlp_t"):
             xt = x.transpose(1, 2)  # [B, D, S]: mix tokens, normalise over S
-            x = rms_norm(xt + self.mlp_t(xt), self.eps).transpose(1, 2)
+            x = rms_norm(xt + self.mlp_t(xt), self.eps, pairwise).transpose(1, 2)
         else:
-            x = rms_norm(x + self.self_attn(x, rope), self.eps)
-        return rms_norm(x + self.mlp(x), self.eps)
+            x = rms_norm(x + self.self_attn(x, rope), self.eps, pairwise)
+        return rms_norm(x + self.mlp(x), self.eps, pairwise)
 
 
 class ReasoningModule(nn.Module):
@@ -426,6 +449,15 @@ class TRM(nn.Module):
         y = self.H_init.to(device).expand(shape).contiguous()
         z = self.L_init.to(device).expand(shape).contiguous()
         return Carry(y, z)
+
+    def fixed_order_norm(self, on: bool = True) -> "TRM":
+        """Sum every RMSNorm's squares in a fixed pairwise order (`pairwise_mean_square`), or
+        again by a reduction kernel (on=False, the default). On, a compiled engine on a GPU
+        gives this model's eager results bit for bit (`ptrm bench --exact`); the values are
+        the same function up to float32 rounding, so weights need no change. Returns self."""
+        for block in self.L_level.layers:
+            block.pairwise_norm = bool(on)
+        return self
 
     def reset_carry(self, carry: Carry, reset: Tensor) -> Carry:
         """Rows with reset=True start over from H_init/L_init; the others keep their state."""

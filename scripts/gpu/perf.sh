@@ -2,7 +2,7 @@
 # Issue #9 on one card (headline and curve ran 2026-11-26 on H100s via `pair`; train_scaling,
 # scaling, fp8 and mlp on 2 x H200 in session 17; train_scaling, scaling, mlp on 4 x H200 in
 # 18; train_scaling, scaling on 4 x H100 in 19; host_trace, ddp_trace, train_scaling in 20;
-# headline on an H100 in 21):
+# headline on an H100 in 21; swiglu, parity, exact and train_scaling in 22):
 # the headline benchmark and the accuracy/compute curve of adaptive compute on validation, for
 # the bundled model. Ask for nvidia-h100-x1 (the issue's card); a reply from an H200 is
 # recorded as such.
@@ -21,6 +21,13 @@
 #                                                   sharded over 1, 2, ... all GPUs, one launch)
 #   run:   bash scripts/gpu/perf.sh fp8            (any Hopper card, ~1 min: the step's GEMMs in
 #                                                   bf16 and FP8, scripts/fp8_gemm.py)
+#   run:   bash scripts/gpu/perf.sh swiglu         (any Hopper card, ~1 min: gate/up + SiLU·up as
+#                                                   cuBLAS + Inductor against one Triton kernel,
+#                                                   scripts/swiglu_gemm.py)
+#   run:   bash scripts/gpu/perf.sh parity         (any card, ~1 min: each compiled stage of a block
+#                                                   against eager, scripts/op_parity.py)
+#   run:   bash scripts/gpu/perf.sh exact          (any card, ~3 min: fast and eager with
+#                                                   --exact, the fixed-order RMSNorm)
 #   run:   bash scripts/gpu/perf.sh host_trace     (any card, ~3 min: what holds the training
 #                                                   host back, batch 192, with and without graphs)
 #   run:   bash scripts/gpu/perf.sh ddp_trace      (a 4-GPU machine, ~4 min: the same on every
@@ -82,6 +89,29 @@ mlp() {
 fp8() {
     setup
     timeout "$(left 300)" python3 scripts/fp8_gemm.py --json "$OUT/fp8_gemm.json" 2>&1 | tail -n 20
+}
+
+# Would a fused SwiGLU GEMM pay? gate_up (cuBLAS) + SiLU·up (Inductor) against one Triton kernel
+# with two accumulators that writes only silu(gate) * up: the largest fusion of "What would
+# close the gap" (docs/PERFORMANCE.md), measured before the engine gets it
+swiglu() {
+    setup
+    timeout "$(left 300)" python3 scripts/swiglu_gemm.py --json "$OUT/swiglu_gemm.json" 2>&1 \
+        | tail -n 20
+}
+
+# Which compiled op parts fast from eager (session 22: only RMSNorm's reduction order), and
+# the fixed run with RMSNorm summed in a fixed order in both (session 22: 100% identical)
+parity() {
+    setup
+    timeout "$(left 300)" python3 scripts/op_parity.py --json "$OUT/op_parity.json" 2>&1 \
+        | grep -v Warning | tail -n 20
+}
+
+exact() {
+    setup
+    timeout "$(left 560)" ptrm bench -c "$MODEL" --K 100 --D 48 --puzzles 61 --split golden \
+        --modes fast,eager --exact --out "$OUT/bench_exact.json" 2>&1 | tail -n 12
 }
 
 # Issue #9's near-linear evaluation scaling: measured on 4 x H200 (session 18: 100% on 2 and 4,
