@@ -30,7 +30,7 @@ from .eval_resume import FORMAT as PARTIAL_FORMAT, NAME as PARTIAL, refuse_unfin
 from .evaluate import FORMAT, METRICS, ptrm_entry, report_file
 
 # what must agree for runs to belong to one evaluation
-SAME_SETTINGS = ("K", "D", "sigmas", "perturb", "width_draws", "halt")
+SAME_SETTINGS = ("K", "D", "sigmas", "perturb", "width_draws", "halt", "exact")
 
 
 def load_report(path: Path) -> dict:

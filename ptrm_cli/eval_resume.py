@@ -135,7 +135,8 @@ def _puzzles_difference(saved: int | None, now: int | None) -> str:
 
 
 def fingerprint(checkpoint: str, model_config: dict, keys: list, K: int, D: int,
-                perturb: str, draws: int, halt: float | None = None) -> dict:
+                perturb: str, draws: int, halt: float | None = None,
+                exact: bool = False) -> dict:
     """What every saved run of one evaluation shares."""
     digest = hashlib.sha256(json.dumps(keys).encode()).hexdigest()
     # the weights' content, not the path: `ptrm train` replaces `last` and `best` in place, and
@@ -143,7 +144,8 @@ def fingerprint(checkpoint: str, model_config: dict, keys: list, K: int, D: int,
     return {"weights": weights_sha256(checkpoint), "model": model_config,
             "puzzles": digest,
             "K": K, "D": D, "perturb": perturb, "width_draws": draws,
-            "halt": halt}  # None matches a file written before --halt existed
+            "halt": halt,  # None matches a file written before --halt existed
+            "exact": exact or None}  # and before --exact
 
 
 def weights_sha256(checkpoint: str | Path) -> str:

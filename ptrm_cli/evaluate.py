@@ -213,6 +213,9 @@ class EvalSettings:
     #: sigmoid(Q) threshold: each rollout's answer at its first step above it (sampler.halted);
     #: None: at its last step, the paper's protocol
     halt: float | None = None
+    #: RMSNorm summed in a fixed order (TRM.fixed_order_norm): the compiled engine on a GPU
+    #: gives the eager loop's rollouts bit for bit
+    exact: bool = False
 
     def __post_init__(self):
         if not self.det_D:
@@ -354,7 +357,8 @@ def run_eval(loaded: LoadedModel, ev: EvalSet, s: EvalSettings, *,
                   "row_types": ev.types, "sample": ev.sampled},
         "settings": {"K": s.K, "D": s.D, "sigmas": s.sigmas, "seeds": s.seeds,
                      "perturb": s.perturb, "det_D": s.det_D, "chunk_rows": s.chunk_rows,
-                     "width_draws": s.draws, "halt": s.halt},
+                     "width_draws": s.draws, "halt": s.halt,
+                     **({"exact": True} if s.exact else {})},  # absent: off, as before it
         "usd_per_h100_hour": price,
         "groups": list(groups),
         "deterministic": det, "ptrm": ptrm, "width_curve": width, "q_steps": qsteps,

@@ -943,3 +943,40 @@ def test_starting_over_on_another_evaluations_runs_says_what_differs(ckpt, datas
     assert r.exit_code == 0, r.output
     assert (f"{out / 'partial.json'} holds 3 finished run(s) of another evaluation (different "
             "K: 4 in the saved runs, 2 now): starting over, they are replaced") in text
+
+
+def test_exact_runs_the_model_with_a_fixed_order_norm_and_keeps_its_runs_apart(
+        ckpt, dataset, tmp_path, monkeypatch):
+    """--exact: every run sees the model with RMSNorm summed pairwise; the report says so;
+    runs saved without it are not resumed with it (their rollouts may differ on a GPU)."""
+    from ptrm_cli.engine import distributed
+
+    seen = set()
+    real = distributed.sample
+    monkeypatch.setattr(distributed, "sample", lambda model, *a, **kw: seen.update(
+        b.pairwise_norm for b in model.L_level.layers) or real(model, *a, **kw))
+    out = tmp_path / "ev"
+    base = ["eval", "--split", "val", "--data", dataset, "-c", ckpt, "--K", 2, "--D", 2,
+            "--sigma", "0.5", "--seeds", 1, "--no-plots"]
+    r = ptrm(*base, "--out", out, "--json", "--exact")
+    assert r.exit_code == 0, r.output
+    assert seen == {True} and json.loads(r.stdout)["settings"]["exact"] is True
+    seen.clear()
+    r = ptrm(*base, "--out", tmp_path / "plain", "--json")
+    assert r.exit_code == 0, r.output
+    assert seen == {False} and "exact" not in json.loads(r.stdout)["settings"]
+    # runs saved by an evaluation without --exact are another evaluation's
+    from ptrm_cli.eval_resume import fingerprint
+
+    loaded = solver.load_model(str(ckpt), "cpu")
+    ev = eval_sets.resolve_split("val", str(dataset), loaded)
+    plain = fingerprint(str(ckpt), loaded.config.to_dict(), ev.keys, 2, 2, "z", 8)
+    again = tmp_path / "again"
+    again.mkdir()
+    (again / "partial.json").write_text(json.dumps(
+        {"format": "ptrm-eval-partial/1", "fingerprint": plain, "runs": {}}))
+    bad(*base, "--out", again, "--exact", "--resume",
+        match="(different exact: not set in the saved runs, True now)")
+    # and merging an --exact report with a plain one is refused
+    bad("eval", "--merge", out, "--merge", tmp_path / "plain", "-o", tmp_path / "merged",
+        match="exact")

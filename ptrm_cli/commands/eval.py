@@ -101,6 +101,10 @@ def evaluate(
                                      show_default="the checkpoint's own, else the dataset's",
                                      help="ARC: the identifiers.json naming the checkpoint's "
                                           "puzzle-embedding rows (docs/MAZE_ARC.md)."),
+    exact: bool = typer.Option(False, "--exact", help=(
+        "Sum RMSNorm's squares in a fixed order, so that on a GPU the compiled engine gives "
+        "the eager loop's rollouts bit for bit (ptrm bench --exact on an H100: 100% of a fixed "
+        "run's rollouts, 10% slower; docs/PERFORMANCE.md).")),
     resume: bool = typer.Option(False, "--resume", help=(
         "Continue an interrupted evaluation: the runs already finished in --out (saved after "
         "each run in partial.json; same checkpoint, puzzles, K, D, perturb) are not run again.")),
@@ -215,6 +219,7 @@ def evaluate(
         # among those the split may hold
         loaded = arc_solve.load_model(checkpoint, device) if arc else \
             solver.load_model(checkpoint, device, layouts=_layouts(split, data))
+        loaded.model.fixed_order_norm(exact)  # before any engine copies the model
         if sigma_from is not None and main and \
                 (why := ev_mod.sweep_model_differs(sigma_from, loaded)) is not None:
             err_console.print(f"[yellow]warning:[/] {esc(why)}", highlight=False, soft_wrap=True)
@@ -228,7 +233,7 @@ def evaluate(
             _eval_arc(loaded, Path(data).expanduser(), split, K=K, D=D, sigma=sigmas[0],
                       perturb=perturb, seed=seed, limit=limit,
                       memory=budget or solver.default_memory(device), out=out,
-                      as_json=as_json, identifiers=identifiers, main=main)
+                      as_json=as_json, identifiers=identifiers, main=main, exact=exact)
             return
         evset = resolve_split(split, data, loaded, limit=limit, sample=sample_n,
                               types=type_list(types), min_difficulty=min_difficulty)
@@ -242,7 +247,7 @@ def evaluate(
         budget = budget or solver.default_memory(device)
         settings = ev_mod.EvalSettings(
             K=K, D=D, sigmas=sigmas, seeds=[seed + i for i in range(seeds)], perturb=perturb,
-            det_D=dets, halt=halt,
+            det_D=dets, halt=halt, exact=exact,
             chunk_rows=solver.plan_chunk_rows(loaded.config, K, D, budget, record_steps=True))
         # halting records every step of the baselines too: the deepest one sizes their chunks
         settings.det_chunk_rows = solver.plan_chunk_rows(
@@ -269,7 +274,8 @@ def evaluate(
             f"[dim]{esc(evset.name)}: {len(evset)} puzzle{'' if len(evset) == 1 else 's'}{of} · "
             f"K={K} D={D} "
             f"σ={','.join(f'{s:g}' for s in sigmas)}{sigma_note} "
-            f"perturb={perturb}{'' if halt is None else f' halt={halt:g}'} · "
+            f"perturb={perturb}{'' if halt is None else f' halt={halt:g}'}"
+            f"{' exact' if exact else ''} · "
             f"seeds {settings.seeds} · TRM baselines D={settings.det_D} · "
             f"device={device}{f' x{ranks} processes' if ranks > 1 else ''} · "
             f"{esc(loaded.path)}[/]",
@@ -345,7 +351,7 @@ def _saved_runs(out: Path, loaded, evset, settings, *, resume: bool, write: bool
 
     path = out / NAME
     fp = fingerprint(loaded.path, loaded.config.to_dict(), evset.keys, settings.K, settings.D,
-                     settings.perturb, settings.draws, settings.halt)
+                     settings.perturb, settings.draws, settings.halt, settings.exact)
     saved = SavedRuns(path, fp, resume=resume, write=write, n_puzzles=len(evset.keys))
     if write and path.exists():
         from ..evaluate import run_keys
@@ -504,7 +510,7 @@ def _is_arc(data: Path) -> bool:
 
 
 def _eval_arc(loaded, data: Path, split: str, *, K, D, sigma, perturb, seed, limit, memory,
-              out, as_json, identifiers, main: bool = True):
+              out, as_json, identifiers, main: bool = True, exact: bool = False):
     """ARC (ptrm_cli/arc_eval.py): best-Q rollout per augmented view, vote across views. Under
     torchrun every rank computes its share of the views; rank 0 votes, prints and writes."""
     from .. import arc_eval, arc_ids, solver
@@ -515,7 +521,7 @@ def _eval_arc(loaded, data: Path, split: str, *, K, D, sigma, perturb, seed, lim
         table = arc_ids.table_for(loaded, identifiers, dataset=data)
     if main:
         err_console.print(f"[dim]ARC {esc(f'{data}/{split}')}: K={K} D={D} σ={sigma:g} "
-                          f"perturb={perturb} seed {seed} · "
+                          f"perturb={perturb}{' exact' if exact else ''} seed {seed} · "
                           f"{esc(loaded.path)}"
                           f"{esc(f' · identifiers {table.source}') if table else ''}[/]",
                           highlight=False)
@@ -530,6 +536,8 @@ def _eval_arc(loaded, data: Path, split: str, *, K, D, sigma, perturb, seed, lim
     # what made it, as the other evaluations' reports say (ARC's said nothing of it)
     report.update(provenance(loaded))
     report["model"]["weights_sha256"] = weights_sha256(loaded.path)
+    if exact:
+        report["exact"] = True
     missing = report["tasks_without_views"]
     if missing:
         err_console.print(f"[yellow]{len(missing)} task(s) have no identifiers[/] in "
