@@ -11,6 +11,27 @@ SEED = typer.Option(0, "--seed", min=0, help="Random seed: the same seed gives t
 JSON = typer.Option(False, "--json", help="Print machine-readable JSON instead of tables.")
 
 
+def threads_option(default_text: str):
+    """`--threads N`: torch's CPU threads (`set_threads`). A CPU sums in another order with
+    another count, so bitwise-equal results need the same number."""
+    return typer.Option(None, "--threads", min=1, max=4096, show_default=default_text,
+                        help="CPU threads for torch (results repeat bit for bit only with the "
+                             "same number).")
+
+
+def set_threads(threads: int | None) -> None:
+    """Give torch `threads` CPU threads, here and in the processes this one starts (torchrun's
+    ranks read OMP_NUM_THREADS). None: leave torch's choice."""
+    if threads is None:
+        return
+    import os
+
+    import torch
+
+    os.environ["OMP_NUM_THREADS"] = str(threads)
+    torch.set_num_threads(threads)
+
+
 def type_list(text: str | None) -> list[str] | None:
     """`--types tapa,nurikabe` -> ['tapa', 'nurikabe']; left out (or '') -> None, every type.
     Commas with no name between them (`--types ,`) name nothing: an error, not an empty

@@ -12,7 +12,8 @@ import typer
 from ..atomic import exclusive, refuse_file
 from ..console import console, err_console, esc, fraction_progress
 from ..errors import PtrmError, is_out_of_memory
-from ..options import DEVICE, JSON, check_perturb, given_options, resolve_device, type_list
+from ..options import DEVICE, JSON, check_perturb, given_options, resolve_device, \
+    set_threads, threads_option, type_list
 
 
 def _floats(values: list[str], flag: str) -> list[float]:
@@ -105,6 +106,7 @@ def evaluate(
         "Sum RMSNorm's squares in a fixed order, so that on a GPU the compiled engine gives "
         "the eager loop's rollouts bit for bit (ptrm bench --exact on an H100: 100% of a fixed "
         "run's rollouts, 10% slower; docs/PERFORMANCE.md).")),
+    threads: int = threads_option("torch's: one a core"),
     resume: bool = typer.Option(False, "--resume", help=(
         "Continue an interrupted evaluation: the runs already finished in --out (saved after "
         "each run in partial.json; same checkpoint, puzzles, K, D, perturb) are not run again.")),
@@ -151,6 +153,7 @@ def evaluate(
         raise PtrmError(f"--halt {halt:g}: expected a probability strictly between 0 and 1 "
                         "(e.g. 0.5)")
     # torch and the engine load here, not when `ptrm --help` starts
+    set_threads(threads)
     from .. import evaluate as ev_mod
     from ..eval_sets import resolve_split
     from .. import arc_solve, codec as registry, solver

@@ -10,6 +10,7 @@ import typer
 
 from ..console import console, err_console, esc
 from ..errors import PtrmError, is_out_of_memory
+from ..options import set_threads, threads_option
 
 
 def train(
@@ -29,6 +30,7 @@ def train(
                                   "one process per GPU (DistributedDataParallel)."),
     device: str = typer.Option(None, "--device",
                                help="auto | cpu | cuda | cuda:N | mps (default: the config's)"),
+    threads: int = threads_option("torch's: one a core"),
 ):
     """Train a TRM: deep supervision, ACT halting, EMA, AdamATan2.
 
@@ -44,6 +46,7 @@ def train(
         ptrm train examples/configs/ppbench-att.yaml --gpus 4 --set data.path=data/ppbench
         ptrm train examples/configs/ppbench-att.yaml --resume
     """
+    set_threads(threads)  # before torchrun: its ranks take OMP_NUM_THREADS
     if gpus is not None:   # before anything starts: one message, --gpus 1 included
         from ..engine.distributed import check_gpus
 
@@ -51,7 +54,7 @@ def train(
     if gpus is not None and gpus > 1 and int(os.environ.get("WORLD_SIZE", "1")) == 1:
         raise typer.Exit(_launch_torchrun(gpus, config, set_, resume, init_from,
                                           device or "cuda"))
-    again = _resume_command(config, set_, gpus, device)
+    again = _resume_command(config, set_, gpus, device, threads)
     if gpus is not None and device is None:
         device = "cuda"
     from ..engine.train import Stop, train as run
@@ -60,7 +63,8 @@ def train(
         result = run(config, set_, resume=resume, init_from=init_from, device=device)
     except Stop as e:
         if not e.exact:  # a checkpoint without optimizer state or carry: weights only
-            again = _resume_command(config, [*set_, "resume.weights_only=true"], gpus, device)
+            again = _resume_command(config, [*set_, "resume.weights_only=true"], gpus, device,
+                                    threads)
         err_console.print(f"[yellow]{esc(e)}[/]; continue with: {esc(again)}", highlight=False,
                           soft_wrap=True)
         raise typer.Exit(130)
@@ -82,9 +86,11 @@ def train(
         _summary(result)
 
 
-def _resume_command(config: str, sets: list[str], gpus: int | None, device: str | None) -> str:
+def _resume_command(config: str, sets: list[str], gpus: int | None, device: str | None,
+                    threads: int | None = None) -> str:
     """The command that continues this run: the same config and overrides (run_dir and the
-    data path may come from them), --resume instead of --init-from."""
+    data path may come from them), the same threads (a CPU run repeats bit for bit only with
+    them), --resume instead of --init-from."""
     words = ["ptrm", "train", config]
     for item in sets:
         words += ["--set", item]
@@ -92,6 +98,8 @@ def _resume_command(config: str, sets: list[str], gpus: int | None, device: str 
         words += ["--gpus", str(gpus)]
     if device is not None:
         words += ["--device", device]
+    if threads is not None:
+        words += ["--threads", str(threads)]
     return shlex.join(words + ["--resume"])
 
 
