@@ -40,6 +40,28 @@ def _peak_mem(device) -> int | None:
     return None
 
 
+def median_ms(fn, repeats: int, device: torch.device | str = "cuda", warmup: int = 3) -> float:
+    """Median milliseconds of `fn()` over `repeats` calls after `warmup` untimed ones: CUDA
+    events around each call on a GPU (the work is asynchronous), the host clock elsewhere.
+    (Also the timer of scripts/fp8_gemm.py and scripts/swiglu_gemm.py.)"""
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeats):
+        if torch.device(device).type == "cuda":
+            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            s.record()
+            fn()
+            e.record()
+            e.synchronize()
+            times.append(s.elapsed_time(e))
+        else:
+            t0 = time.perf_counter()
+            fn()
+            times.append((time.perf_counter() - t0) * 1e3)
+    return float(np.median(times))
+
+
 def matmul_peak(device: torch.device, n: int | None = None, repeats: int = 20) -> dict:
     """Measured bf16 matmul rate (TFLOP/s): random data, warm-up, median of timed repeats."""
     if n is None:
@@ -49,22 +71,7 @@ def matmul_peak(device: torch.device, n: int | None = None, repeats: int = 20) -
     g = torch.Generator(device=device).manual_seed(0)
     a = torch.randn(n, n, device=device, dtype=torch.bfloat16, generator=g)
     b = torch.randn(n, n, device=device, dtype=torch.bfloat16, generator=g)
-    for _ in range(3):
-        a @ b
-    times = []
-    for _ in range(repeats):
-        if device.type == "cuda":
-            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            s.record()
-            a @ b
-            e.record()
-            e.synchronize()
-            times.append(s.elapsed_time(e) / 1e3)
-        else:
-            t0 = time.perf_counter()
-            a @ b
-            times.append(time.perf_counter() - t0)
-    t = float(np.median(times))
+    t = median_ms(lambda: a @ b, repeats, device) / 1e3
     return {"n": n, "dtype": "bfloat16", "median_s": t, "tflops": 2 * n ** 3 / t / 1e12,
             "repeats": repeats}
 

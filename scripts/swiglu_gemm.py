@@ -135,18 +135,10 @@ def fused_swiglu_tma(x: torch.Tensor, w_t: torch.Tensor, config=CONFIGS[0]) -> t
 
 
 def timed(fn, iters: int) -> float:
-    """Median milliseconds of `fn` over `iters` calls after three warm-up calls."""
-    for _ in range(3):
-        fn()
-    times = []
-    for _ in range(iters):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        torch.cuda.synchronize()
-        times.append(a.elapsed_time(b))
-    return sorted(times)[len(times) // 2]
+    """Median milliseconds of `fn` on the GPU over `iters` calls after three warm-up calls."""
+    from ptrm_cli.bench_modes import median_ms
+
+    return median_ms(fn, iters)
 
 
 def compare(got: torch.Tensor, engine: torch.Tensor, ref: torch.Tensor) -> dict:

@@ -499,3 +499,12 @@ def test_bench_reads_no_more_of_a_split_than_it_runs(monkeypatch):
         model="tiny", K=2, D=1, puzzles=2, split="golden", modes=["fast"], device="cpu",
         compile=False))
     assert asked == [2] and rep["puzzles"]["n"] == 2
+
+
+def test_median_ms_warms_up_then_takes_the_median_of_the_timed_calls(monkeypatch):
+    from ptrm_cli import bench_modes
+
+    calls, clock = [], iter([0.0, 0.001, 1.0, 1.005, 2.0, 2.002])  # 1, 5 and 2 ms
+    monkeypatch.setattr(bench_modes.time, "perf_counter", lambda: next(clock))
+    ms = bench_modes.median_ms(lambda: calls.append(1), 3, "cpu", warmup=2)
+    assert len(calls) == 5 and ms == pytest.approx(2.0)
