@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from ptrm_cli import codec as registry
@@ -198,3 +199,32 @@ def test_evaluating_a_split_without_test_pairs_hints_at_the_test_split(tmp_path)
     with pytest.raises(PtrmError, match="split 'train': no test pairs to evaluate") as e:
         evaluate_arc(model, tmp_path / "ds", "train")
     assert "--split test" in e.value.hint
+
+
+@pytest.mark.parametrize("grid", [((1, 2), (3, 4)), [(1, 2), (3, 4)],
+                                  [np.array([1, 2]), np.array([3, 4])],
+                                  np.array([[1, 2], [3, 4]], dtype=object)])
+def test_a_grid_a_python_caller_builds_is_read(codec, grid):
+    """Rows walked one by one took only lists: a grid of tuples or of numpy rows, which numpy
+    had read, became "expected a ... grid, found [[1, 2], [3, 4]]", and an object array of
+    colours a StopIteration."""
+    assert A.as_grid(grid).tolist() == [[1, 2], [3, 4]]
+    assert codec.puzzle(grid, output=grid).meta["output"] == [[1, 2], [3, 4]]
+
+
+def test_a_bad_value_in_an_object_array_is_named(codec):
+    with pytest.raises(ParseError, match=r"found 'x' at row 1, column 2$"):
+        A.as_grid(np.array([[1, "x"]], dtype=object))
+
+
+def test_arc_claims_bracketed_text_only_when_it_could_be_a_grid():
+    """A list of lists, an empty list or broken JSON in brackets are ARC's to explain; a JSON
+    list of anything else (records, numbers) is not, so another codec or --codec can take it
+    (the plugin contract: sniff only what is unambiguously yours)."""
+    from ptrm_codecs.arc import ArcCodec
+
+    sniff = ArcCodec().sniff
+    for text in ("[[1, 2], [3, 4]]", "[]", "[[1, 2], [3]]", "[[1, 2", '[[1, "2"]]'):
+        assert sniff(text), text
+    for text in ('[{"type": "sudoku", "text": "x"}]', "[3, 3]", '["a", "b"]', "plain text"):
+        assert not sniff(text), text

@@ -783,3 +783,33 @@ def test_stats_script_refuses_mistakes_in_one_message(installed_codec, capsys):
         assert stats.main([*argv, "--n", "1", "--no-real"]) == 2, argv
         err = capsys.readouterr().err
         assert err.startswith("error: ") and message in err and "\nhint: " in err, err
+
+
+def test_a_write_the_disk_refuses_is_one_error(installed_codec, tmp_path):
+    """A write refused by the file system itself (a full disk; here a file-size limit) left
+    the line in the file's buffer, and `close` flushed it again: an OSError traceback in
+    place of the error and of --json's summary. The same command then finishes the file."""
+    import resource
+    import signal
+    import subprocess
+    import sys
+
+    installed_codec("lightup")
+    argv = [sys.executable, "-m", "ptrm_cli", "generate", "lightup", "--n", "20", "--size",
+            "6x6", "-w", "1", "-q", "--json", "--out"]
+    whole, out = tmp_path / "whole.jsonl", tmp_path / "l.jsonl"
+
+    def small_files():  # writes past 1500 bytes fail with EFBIG instead of a signal
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1500, 1500))
+
+    res = subprocess.run(argv + [str(out)], capture_output=True, text=True,
+                         preexec_fn=small_files, timeout=300)
+    assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
+    assert "cannot append a puzzle (File too large)" in res.stderr, res.stderr
+    summary = json.loads(res.stdout)
+    assert summary["made"] >= 1 and "cannot append" in summary["error"]
+    assert out.read_text().count("\n") == summary["made"]  # whole lines, then a cut one
+    subprocess.run(argv + [str(whole)], check=True, capture_output=True, timeout=300)
+    subprocess.run(argv + [str(out)], check=True, capture_output=True, timeout=300)
+    assert _lines(out) == _lines(whole)

@@ -463,7 +463,8 @@ def test_json_of_a_known_shape_reports_its_own_error():
     error names the file and the problem, rather than 'does not say its puzzle type'."""
     with pytest.raises(PtrmError, match=r"^pair.json: ARC output: colours are 0..9"):
         solver.parse_puzzle('{"input": [[1, 2]], "output": [[3, 11]]}', source="pair.json")
-    with pytest.raises(PtrmError, match=r"^grid.json: ARC input: expected a rectangular"):
+    with pytest.raises(PtrmError,
+                       match=r"^grid.json: ARC input: rows differ in length: row 2 has 1 cell"):
         solver.parse_puzzle('[[1, 2], [3]]', source="grid.json")
     with pytest.raises(PtrmError, match="does not say its puzzle type"):
         solver.parse_puzzle('{"oops": 1}', source="x.json")

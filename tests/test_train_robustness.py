@@ -295,9 +295,14 @@ def test_a_device_the_config_wrote_is_named_where_it_was_written(sudoku4, tmp_pa
     with pytest.raises(PtrmError, match=rf"^{re.escape(str(path))}:3: config device 'gpu': "
                                         r"expected auto, cpu") as e:
         train(path)
-    assert "--device cpu" in e.value.hint
-    with pytest.raises(PtrmError, match=r"^--device 'gpu'"):  # the flag's own: as it was
+    with pytest.raises(PtrmError, match=r"^--device 'gpu'") as flag:  # the flag's own: as it was
         train(path, device="gpu")
+    # the flag's hint (if any) whole, then the config's own clause: "(it overrides the
+    # config's)" tacked onto the flag's hint read as said of its last clause ("auto ... takes
+    # one when there is one (it overrides the config's)")
+    said = flag.value.hint or "device: auto (the default) takes a GPU where there is one"
+    assert e.value.hint == (f"{said}; the config's device takes what --device takes, and "
+                            "--device cpu (or another) overrides it")
 
 
 def test_a_training_split_the_dataset_lacks_has_a_hint(sudoku4, tmp_path):

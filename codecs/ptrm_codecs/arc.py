@@ -89,14 +89,15 @@ def as_grid(obj, *, what: str = "grid", source: str | None = None) -> Grid:
 
 
 def _rows_problem(obj) -> str | None:
-    """What keeps `obj` (read from JSON) from being an ARC grid, as the rest of a message, or
-    None. Walked row by row rather than cast by numpy, which makes [[1, 2], [3]] an object
-    array without saying which row is short, and 1.5, "3" or true colours 1, 3 and 1."""
+    """What keeps `obj` (read from JSON, or rows a Python caller built: tuples, 1-D arrays)
+    from being an ARC grid, as the rest of a message, or None. Walked row by row rather than
+    cast by numpy, which makes [[1, 2], [3]] an object array without saying which row is
+    short, and 1.5, "3" or true colours 1, 3 and 1."""
     want = ": expected a non-empty rectangular grid (a list of rows of colours 0..9)"
-    if not isinstance(obj, list) or not obj:
+    if not isinstance(obj, (list, tuple)) or not obj:
         return f"{want}, found {_shown(obj)}"
     for r, row in enumerate(obj):
-        if not isinstance(row, list) or not row:
+        if not _is_row(row) or not len(row):
             return f"{want}, found {_shown(row)} as row {r + 1}"
         if len(row) != len(obj[0]):
             return (f": rows differ in length: row {r + 1} has {_cells(len(row))}, row 1 has "
@@ -120,14 +121,23 @@ def _array_problem(grid: np.ndarray) -> str | None:
         return size
     if grid.dtype.kind in "iu" and grid.min() >= 0 and grid.max() < COLOURS:
         return None
-    r, c = next((r, c) for r, c in np.ndindex(grid.shape) if not _is_colour(grid[r, c]))
-    return _colour_problem(grid[r, c].item(), r, c)
+    # an object array may hold only colours (a grid of Python ints), or values of any kind
+    bad = next(((r, c) for r, c in np.ndindex(grid.shape) if not _is_colour(grid[r, c])), None)
+    if bad is None:
+        return None
+    v = grid[bad]
+    return _colour_problem(v.item() if isinstance(v, np.generic) else v, *bad)
 
 
 def _size_problem(h: int, w: int) -> str | None:
     if h > MAX_SIZE or w > MAX_SIZE:
         return f" is {h}x{w}; ARC grids are at most {MAX_SIZE}x{MAX_SIZE}"
     return None
+
+
+def _is_row(row) -> bool:
+    """A row as JSON gives it (a list) or a Python caller may (a tuple, a 1-D array)."""
+    return isinstance(row, (list, tuple)) or isinstance(row, np.ndarray) and row.ndim == 1
 
 
 def _is_colour(v) -> bool:
@@ -562,18 +572,20 @@ class ArcCodec(Codec):
         return None if out is None else Solution(self.name, np.asarray(out, dtype=np.int16))
 
     def sniff(self, text: str) -> bool:
-        """JSON shaped like ARC: any JSON array (a grid; one that is not valid JSON, or not a
-        proper grid, is then told as such by `parse` rather than as "cannot tell the puzzle
-        type"), a pair, a task or a file of tasks."""
+        """JSON shaped like ARC: a grid, a pair, a task or a file of tasks. A bracketed text
+        that is not valid JSON, an empty list or a list of lists is taken as a grid too, so
+        `parse` says what is wrong with it (a cut-short grid, a ragged row, a bad colour)
+        rather than "cannot tell the puzzle type"; a JSON list of anything else (records, say)
+        is not ARC's to claim, and is left to the other codecs and to --codec."""
         s = text.strip()
-        if s.startswith("["):  # no other puzzle text starts so
-            return True
-        if not s.startswith("{"):
+        if not s.startswith(("[", "{")):
             return False
         try:
             obj = json.loads(s)
         except ValueError:
-            return False
+            return s.startswith("[")
+        if isinstance(obj, list):
+            return all(isinstance(row, list) for row in obj)
         return isinstance(obj, dict) and ("input" in obj or one_task(obj) or any(
             isinstance(v, dict) and "test" in v for v in obj.values()))
 

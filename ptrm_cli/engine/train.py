@@ -107,10 +107,12 @@ def _setup_device(cfg, *, given: bool):
         if given or not str(e).startswith("--device "):
             raise
         where = _at(getattr(cfg, "origin", {}), ("device",))
+        # the flag's hint kept whole, then a clause of its own: appended to the hint's last
+        # clause, "(it overrides the config's)" read as said of whatever that clause named
+        said = e.hint or "device: auto (the default) takes a GPU where there is one"
         raise PtrmError(f"{where}config device{str(e)[len('--device'):]}",
-                        hint=(e.hint + " (it overrides the config's)" if e.hint else
-                              "device: auto (the default) takes a GPU where there is one; "
-                              "--device cpu overrides the config")) from None
+                        hint=f"{said}; the config's device takes what --device takes, and "
+                             "--device cpu (or another) overrides it") from None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -81,7 +81,7 @@ class ResumableJsonl:
 
     Opening it drops a trailing partial line (an interrupted write), checks that the records
     already there come from the same job, and reports their indices; `write` appends one whole
-    line, flushes and fsyncs."""
+    line and fsyncs it."""
 
     def __init__(self, path: str | os.PathLike, job: Job):
         self.path = Path(path)
@@ -91,7 +91,8 @@ class ResumableJsonl:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             if self.path.exists():
                 self._scan()
-            self._f = open(self.path, "a", encoding="utf-8")
+            # unbuffered: a write the disk refuses leaves nothing behind for `close` to retry
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
         except OSError as e:
             raise PtrmError(f"--out {self.path}: cannot read and append to it "
                             f"({write_problem(self.path, e)})",
@@ -178,17 +179,18 @@ class ResumableJsonl:
                 for key in ours if theirs[key] != ours[key]]
 
     def write(self, line: str) -> None:
+        data = (line + "\n").encode()
         try:
-            self._f.write(line + "\n")
-            self._f.flush()
-            os.fsync(self._f.fileno())
+            while data:  # a write may take part of it (the last bytes before a full disk)
+                data = data[os.write(self._fd, data):]
+            os.fsync(self._fd)
         except OSError as e:  # a full disk, a quota: the lines before this one are whole
             raise PtrmError(f"{self.path}: cannot append a puzzle ({e.strerror or e})",
                             hint="make room and run the same command again: the puzzles "
                                  "written so far are kept, a cut line is dropped") from None
 
     def close(self) -> None:
-        self._f.close()
+        os.close(self._fd)
 
 
 def _shown(value) -> str:
