@@ -85,7 +85,9 @@ def read_input(spec: str) -> tuple[str, str]:
     except (OSError, ValueError):  # a name too long, or with a NUL: not a file
         is_dir = exists = False
     if is_dir:
-        raise PtrmError(f"{spec} is a directory, not a puzzle file")
+        raise PtrmError(f"{spec} is a directory, not a puzzle file",
+                        hint="pass a puzzle file in it, a quoted puzz.link URL, or - to read "
+                             "stdin")
     if exists:
         try:
             with open(path, "rb") as f:
@@ -194,6 +196,17 @@ def _type_line(text: str) -> int:
     return k + 1
 
 
+def _json_hint(text: str, e: json.JSONDecodeError) -> str:
+    """What to do about a record that is not JSON. Text that runs out before the parser is
+    done (an unterminated string has no closing quote anywhere after it) was cut short, most
+    often by a copy of part of a line; any other mistake is in the JSON itself."""
+    what = "text that starts with '{' is read as one JSON record (a line of a .jsonl file) " \
+           "or an ARC task"
+    if e.pos >= len(text.rstrip()) or e.msg.startswith("Unterminated string"):
+        return f"the text ends before its JSON does: was it cut short? {what}, given whole"
+    return f"{what}: correct it at that column"
+
+
 def _parse_record(text: str, *, codec: str | None, source: str | None) -> tuple[Codec, Parsed]:
     """A PPBench JSONL record, or any record a codec's `from_record` reads."""
     try:
@@ -204,7 +217,8 @@ def _parse_record(text: str, *, codec: str | None, source: str | None) -> tuple[
                              source=source, line=e.lineno,
                              hint="`ptrm solve` takes one puzzle; `ptrm eval --split FILE` "
                                   "takes a file of them") from None
-        raise ParseError(json_problem(e), source=source, line=e.lineno) from None
+        raise ParseError(json_problem(e), source=source, line=e.lineno,
+                         hint=_json_hint(text, e)) from None
     if not isinstance(record, dict):
         raise ParseError("expected one JSON object (a dataset record)", source=source)
     name = codec or record.get("pid") or record.get("type")

@@ -766,6 +766,8 @@ def test_unknown_types_are_refused_before_reading(tmp_path, monkeypatch):
     (["--types", "arc"], "--types arc: ARC tasks build with --family arc"),
     (["--family", "arc", "--types", "sudoku", "--val-per-type", "5"],
      "--family arc builds TRM's ARC recipe, which --val-per-type, --types do not apply to"),
+    (["--family", "arc", "--types", "sudoku"],  # said "--types do not apply"
+     "--family arc builds TRM's ARC recipe, which --types does not apply to"),
 ])
 def test_options_that_would_do_nothing_are_refused(tmp_path, monkeypatch, args, message):
     """A misspelt --sizes type used to keep its puzzles at the default size, and --test-set
@@ -782,6 +784,27 @@ def test_options_that_would_do_nothing_are_refused(tmp_path, monkeypatch, args, 
     res = CliRunner().invoke(app, [str(tmp_path), "--out", str(tmp_path / "ds"), *args])
     assert res.exit_code != 0 and message in str(res.exception)
     assert not (tmp_path / "ds").exists()
+
+
+def test_an_arc_summary_of_one_task_says_it_in_the_singular(tmp_path):
+    """A one-task ARC build said "ARC: 1 tasks"; counts of one read as one now."""
+    pytest.importorskip("ptrm_codecs.arc")
+    import typer
+    from typer.testing import CliRunner
+
+    from ptrm_cli.commands.build_data import _count, build_data
+
+    task = {"train": [{"input": [[1]], "output": [[2]]}], "test": [{"input": [[1]]}]}
+    (tmp_path / "arc-agi_evaluation_challenges.json").write_text(json.dumps({"aaaa0001": task}))
+    (tmp_path / "arc-agi_evaluation_solutions.json").write_text(json.dumps({"aaaa0001":
+                                                                                [[[2]]]}))
+    app = typer.Typer()
+    app.command()(build_data)
+    res = CliRunner().invoke(app, [str(tmp_path), "--family", "arc", "--augment", "0",
+                                   "--dry-run"])
+    assert res.exit_code == 0, res.output
+    assert "ARC: 1 task (evaluation; test set evaluation), 2 puzzle ids," in res.output
+    assert (_count(1, "puzzle id"), _count(2400, "task")) == ("1 puzzle id", "2,400 tasks")
 
 
 def test_a_build_that_writes_nothing_does_not_say_it_wrote(tmp_path):

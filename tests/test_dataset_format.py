@@ -191,6 +191,15 @@ MISTAKES = {  # name: (damage, the file named, what the message says)
                          "meta.json", "num_puzzle_ids 0: expected a positive integer"),
     "meta.json a list": (lambda d: (d / "meta.json").write_text("[]"),
                          "meta.json", "expected a JSON object"),
+    # these three said what was wrong without a hint, or (bytes that are not text) in a
+    # traceback
+    "meta.json cut short": (lambda d: (d / "meta.json").write_text(
+                                (d / "meta.json").read_text()[:40]),
+                            "meta.json:1: not valid JSON", "(column "),
+    "meta.json not text": (lambda d: (d / "meta.json").write_bytes(b"\xff\xfe{\x00"),
+                           "meta.json", "not UTF-8 text"),
+    "another format": (lambda d: _meta(d, lambda m: m.update(format="hf-dataset")),
+                       "", "dataset format 'hf-dataset', this ptrm reads 'ptrm-dataset/1'"),
 }
 
 
@@ -204,6 +213,47 @@ def test_a_writers_mistake_is_one_message_naming_the_file(tokens_only, name):
     assert text.startswith(str(tokens_only / where)), text
     assert message in text, text
     assert "DATASET_FORMAT.md" in e.value.hint, e.value.hint
+
+
+def test_a_later_format_of_ours_says_which_ptrm_reads_it(tokens_only):
+    _meta(tokens_only, lambda m: m.update(format="ptrm-dataset/2"))
+    with pytest.raises(PtrmError, match="dataset format 'ptrm-dataset/2'") as e:
+        load_dataset(tokens_only)
+    assert "another version of ptrm wrote it" in e.value.hint, e.value.hint
+
+
+@pytest.mark.parametrize("split, hint", [
+    ("vla", "did you mean val?"),
+    ("test", "only ARC builds (`ptrm build-data --family arc`) have a test split; the "
+             "others hold puzzles out in val (--val-per-type) and golden"),
+    ("holdout", "name one of the splits it has"),
+])
+def test_a_split_the_dataset_lacks_says_which_it_has_and_why(tokens_only, split, hint):
+    """`ptrm eval --split test` of a dataset without one said "no split 'test' (it has: train,
+    val)" and nothing on where a test split comes from."""
+    for load in (lambda: load_dataset(tokens_only, splits=[split]),
+                 lambda: load_dataset(tokens_only).split(split)):
+        with pytest.raises(PtrmError, match=f"has no split '{split}' "
+                                            r"\(it has: train, val\)") as e:
+            load()
+        assert hint in e.value.hint, e.value.hint
+
+
+def test_an_arc_build_without_a_test_set_says_how_to_get_one(tmp_path):
+    """An ARC build of a training file alone (no evaluation* subset, no --test-set) has only
+    a train split: `ptrm eval --split test` said "(it has: train)" and no more."""
+    pytest.importorskip("ptrm_codecs.arc")
+    from ptrm_cli.arc_data import build_arc
+
+    task = {"train": [{"input": [[1]], "output": [[2]]}], "test": [{"input": [[1]]}]}
+    (tmp_path / "arc-agi_training_challenges.json").write_text(json.dumps({"aaaa0001": task}))
+    (tmp_path / "arc-agi_training_solutions.json").write_text(json.dumps({"aaaa0001":
+                                                                              [[[2]]]}))
+    build_arc([tmp_path / "arc-agi_training_challenges.json"], tmp_path / "ds", num_aug=0)
+    with pytest.raises(PtrmError, match=r"has no split 'test' \(it has: train\)") as e:
+        load_dataset(tmp_path / "ds", splits=["test"])
+    assert "this ARC build had no test set (its subsets: training)" in e.value.hint
+    assert "--test-set SUBSET" in e.value.hint
 
 
 def test_the_commands_say_it_with_a_non_zero_exit_and_no_traceback(tmp_path, tokens_only):

@@ -169,3 +169,80 @@ def test_a_grid_claimed_by_another_types_sniff_says_how_to_name_its_type():
     with pytest.raises(ParseError) as e:  # a grid that names its type: no such guess
         solver.parse_puzzle("sudoku\n" + grid, source="mine.txt")
     assert e.value.hint is None or "reads like" not in e.value.hint
+
+
+# -- what was given in the wrong place -----------------------------------------------------------
+
+def test_a_folder_given_as_the_task_file_is_said_to_be_one(tmp_path):
+    """`ptrm solve . --task X` said ".: no such file", of a folder that is there; and without
+    --task, "is a directory" said nothing of what to give instead."""
+    (tmp_path / "arc-agi_evaluation_challenges.json").write_text("{}")
+    r = ptrm("solve", tmp_path, "--task", "X")
+    text = " ".join(r.output.split())
+    assert r.exit_code == 2 and f"error: {tmp_path} is a folder, not an ARC task file" in text
+    assert "pass the file itself; this one holds " \
+           f"{tmp_path / 'arc-agi_evaluation_challenges.json'}" in text, text
+    r = ptrm("solve", tmp_path / "nothere.json", "--task", "X")  # a path that is not there
+    assert r.exit_code == 2 and "nothere.json: no such file" in r.output
+    r = ptrm("solve", tmp_path)
+    assert r.exit_code == 2 and "is a directory, not a puzzle file" in r.output
+    assert "hint: pass a puzzle file in it" in r.output, r.output
+
+
+def test_an_unknown_arc_task_is_said_before_the_progress_bar(tmp_path):
+    """A task the checkpoint has no views of was found inside `solve_task`, under the progress
+    bar: its error came after the blank line the bar leaves on stderr."""
+    T = pytest.importorskip("test_arc_solve")  # its tiny ARC model and Kaggle files
+    from ptrm_cli.arc_data import build_arc
+    from ptrm_cli.engine.checkpoint import save_checkpoint
+    from ptrm_cli.engine.data import load_dataset
+    from ptrm_codecs.families import ARC
+
+    known = T._write_kaggle(tmp_path, "training", {"aaaa0001": T.SUBSETS["training"]["aaaa0001"]})
+    other = T._write_kaggle(tmp_path, "other", T.OTHER)
+    build_arc([known], tmp_path / "ds", num_aug=0, seed=0)
+    ids = load_dataset(tmp_path / "ds").meta["identifiers"]
+    ck = save_checkpoint(tmp_path / "ck", T._model(len(ids)), ARC.vocab, {}, identifiers=ids)
+    r = ptrm("solve", other, "--task", "cafe0001", "-c", ck, "--device", "cpu")
+    assert r.exit_code == 2, r.output
+    assert r.stderr.startswith("error: checkpoint ") and \
+        "no puzzle identifiers for ARC task 'cafe0001'" in " ".join(r.stderr.split()), r.stderr
+
+
+def test_a_json_record_cut_short_says_so(tmp_path):
+    """`{"type": "sudoku", "text": "12...` (a record copied in part) said only "not valid
+    JSON: Unterminated string starting (column 28)", and nothing about what was wrong."""
+    from ptrm_cli import solver
+    from ptrm_cli.errors import ParseError
+
+    for cut in ('{"type": "sudoku", "text": "1234567', '{"type": "sudoku", "text": "12"',
+                '{"type": "sudoku", '):
+        with pytest.raises(ParseError, match="not valid JSON") as e:
+            solver.parse_puzzle(cut + "\n", source="cut.json")
+        assert "was it cut short?" in e.value.hint, (cut, e.value.hint)
+    with pytest.raises(ParseError) as e:  # whole, but wrong inside: no word of cutting
+        solver.parse_puzzle('{"type": "sudoku" "text": "1"}', source="bad.json")
+    assert "correct it at that column" in e.value.hint and "cut" not in e.value.hint
+    (tmp_path / "cut.json").write_text('{"type": "sudoku", "text": "1234567')
+    r = ptrm("solve", tmp_path / "cut.json")
+    assert r.exit_code == 2 and "hint: the text ends before its JSON does" in r.output, r.output
+
+
+@pytest.mark.parametrize("device, hint", [
+    ("gpu", "a GPU is cuda: --device cuda for the first, cuda:N"),
+    ("cuda:x", "cuda:N (N = 0, 1, ...)"),
+    ("CPU", "--device cpu: device names are lower case"),
+    ("tpu", "leave --device out: auto (the default)"),
+])
+def test_a_device_name_torch_does_not_use_says_which_it_does(device, hint):
+    """`--device gpu` and `--device cuda:x` said what it expects, but nothing about the name
+    that was meant."""
+    from ptrm_cli.devices import resolve_device
+    from ptrm_cli.errors import PtrmError
+
+    with pytest.raises(PtrmError, match="expected auto, cpu, cuda, cuda:N or mps") as e:
+        resolve_device(device)
+    assert hint in e.value.hint, e.value.hint
+    r = ptrm("solve", "x", "--device", device)
+    said = " ".join(r.output.split())
+    assert r.exit_code == 2 and "hint: " in said and hint in said.split("hint: ")[1], r.output

@@ -104,9 +104,10 @@ def build_data(
         raise PtrmError("--test-set names an ARC subset: it applies with --family arc only")
     if family == "arc":  # Kaggle ARC challenge files: TRM's recipe (ptrm_cli/arc_data.py)
         if ignored := given_options(ctx, keep=ARC_OPTIONS):
+            verb = "does" if len(ignored) == 1 else "do"
             raise PtrmError(f"--family arc builds TRM's ARC recipe, which {', '.join(ignored)} "
-                            "do not apply to", hint="it takes --out, --seed, --augment, "
-                                                   "--test-set, --dry-run and --json")
+                            f"{verb} not apply to", hint="it takes --out, --seed, --augment, "
+                                                        "--test-set, --dry-run and --json")
         from ..arc_data import build_arc
 
         summary = build_arc(sources, None if dry_run else out, num_aug=augment, seed=seed,
@@ -116,10 +117,11 @@ def build_data(
         else:
             test = (f"test set {summary['test_set']}" if summary["test_set"] else
                     "no test set: no evaluation* subset, --test-set NAME names one")
-            console.print(f"ARC: {summary['tasks']:,} tasks ({', '.join(summary['subsets'])}; "
-                          f"{test}), {summary['num_puzzle_ids']:,} "
-                          f"puzzle ids, rows train {summary['rows']['train']:,} test "
-                          f"{summary['rows']['test']:,}", highlight=False)
+            console.print(f"ARC: {_count(summary['tasks'], 'task')} "
+                          f"({', '.join(summary['subsets'])}; {test}), "
+                          f"{_count(summary['num_puzzle_ids'], 'puzzle id')}, rows train "
+                          f"{summary['rows']['train']:,} test {summary['rows']['test']:,}",
+                          highlight=False)
             if n := summary["test_tasks_elsewhere"]:
                 console.print(f"left out {n:,} task(s) of other subsets that are test-set "
                               f"tasks (same test inputs), e.g. "
@@ -169,6 +171,11 @@ def build_data(
         _report(e.result, as_json)
         raise
     _report(result, as_json, replaces)
+
+
+def _count(n: int, noun: str) -> str:
+    """"1 task", "2,400 tasks": a one-task build is a common first try."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
 def _check_installed(option: str, names: list[str]) -> None:

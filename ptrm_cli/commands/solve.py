@@ -486,6 +486,24 @@ def _task_model(loaded) -> bool:
     return loaded.vocab.family == "arc" and has_table(loaded.config)
 
 
+def _not_a_task_file(input: str, path: Path) -> PtrmError:
+    """INPUT of `--task` that is no file: a folder (`ptrm solve . --task X`) is said as one,
+    with the file inside it that was meant."""
+    what = "--task reads an ARC task file or a Kaggle challenges file"
+    try:
+        is_dir = path.is_dir()
+    except (OSError, ValueError):  # a name too long, or with a NUL: not a folder either
+        is_dir = False
+    if not is_dir:
+        return PtrmError(f"{input}: no such file", hint=what)
+    # a Kaggle download is a folder of such files: name the ones it holds
+    held = sorted(str(f) for f in path.glob("*_challenges.json"))
+    shown = f"; this one holds {', '.join(held[:3])}" + (", ..." if len(held) > 3 else "") \
+        if held else ""
+    return PtrmError(f"{input} is a folder, not an ARC task file",
+                     hint=f"{what}: pass the file itself{shown}")
+
+
 def _solve_arc_task(input: str, task_id: str | None, model, *, K, D, sigma, perturb, seed,
                     views, time_limit, threads, identifiers, device, budget, as_json,
                     text: str | None = None, source: str | None = None):
@@ -496,14 +514,17 @@ def _solve_arc_task(input: str, task_id: str | None, model, *, K, D, sigma, pert
         text, source = solver.read_input(input)
     path = None if input == "-" else Path(input).expanduser()
     if path is not None and not path.is_file():
-        raise PtrmError(f"{input}: no such file", hint="--task reads an ARC task file or a "
-                                                       "Kaggle challenges file")
+        raise _not_a_task_file(input, path)
     task_id, task = arc_solve.read_task(path, task_id, text=None if path else text,
                                         source=source or input)
     loaded = model if isinstance(model, solver.LoadedModel) else \
         arc_solve.load_model(model, device)
     arc_solve.check_model(loaded)
     table = arc_ids.table_for(loaded, identifiers)
+    # said before the progress bar starts: an error raised under it follows the line the bar
+    # leaves behind on stderr
+    if not table.views(task_id):
+        raise arc_solve.no_views_error(loaded, table, task_id)
     D = D or loaded.config.halt_max_steps
     sigma, sigma_source, perturb = loaded.noise_choice(sigma, perturb)
     cpu_defaults = {}

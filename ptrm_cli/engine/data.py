@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from ..atomic import atomic_dir, old_copy, write_problem
-from ..errors import PtrmError
+from ..errors import PtrmError, json_problem
 from ..vocab import Vocab
 
 FORMAT = "ptrm-dataset/1"
@@ -104,8 +104,7 @@ class Dataset:
 
     def split(self, name: str) -> Split:
         if name not in self.splits:
-            raise PtrmError(f"dataset {self.path} has no split {name!r} "
-                            f"(it has: {', '.join(self.splits) or 'none'})")
+            raise no_split(self.path, name, list(self.splits), self.meta)
         return self.splits[name]
 
 
@@ -186,22 +185,16 @@ def load_dataset(path: str | Path, *, splits: list[str] | None = None,
                         f"{path} is not a ptrm dataset (no meta.json)",
                         hint="build one with `ptrm build-data`, or write one "
                              "(docs/DATASET_FORMAT.md, \"Writing one yourself\")")
-    try:
-        meta = json.loads(meta_path.read_text())
-    except json.JSONDecodeError as e:
-        raise PtrmError(f"{meta_path}: not valid JSON ({e})") from None
-    if not isinstance(meta, dict):
-        raise PtrmError(f"{meta_path}: expected a JSON object, found {type(meta).__name__}",
-                        hint=FORMAT_HINT)
+    meta = _read_meta(meta_path)
     if "format" in meta and meta["format"] != FORMAT:
-        raise PtrmError(f"{path}: dataset format {meta['format']!r}, this ptrm reads {FORMAT!r}")
+        raise PtrmError(f"{path}: dataset format {meta['format']!r}, this ptrm reads {FORMAT!r}",
+                        hint=_format_hint(meta["format"]))
     vocab = _check_meta(meta_path, meta)   # a missing "format" among the other missing keys
     listed = meta["splits"]
     out: dict[str, Split] = {}
     for name in (splits or list(listed)):
         if name not in listed:
-            raise PtrmError(f"dataset {path} has no split {name!r} (it has: "
-                            f"{', '.join(listed) or 'none'})")
+            raise no_split(path, name, list(listed), meta)
         d = path / name
         if not d.is_dir():
             raise PtrmError(f"{d}: missing: {meta_path.name} lists split {name!r} "
@@ -209,6 +202,70 @@ def load_dataset(path: str | Path, *, splits: list[str] | None = None,
                             hint=FORMAT_HINT)
         out[name] = _load_split(d, meta, vocab, mmap)
     return Dataset(path, meta, vocab, out)
+
+
+def _read_meta(meta_path: Path) -> dict:
+    """meta.json as a dict; one that is not JSON (a hand edit, a copy cut short, another
+    file under its name) is a message naming it, with where the format is written down."""
+    try:
+        meta = json.loads(meta_path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:  # bytes that are not text, too
+        why = f"{e.lineno}: {json_problem(e)}" if isinstance(e, json.JSONDecodeError) \
+            else " not UTF-8 text"
+        raise PtrmError(f"{meta_path}:{why}", hint=FORMAT_HINT) from None
+    except OSError as e:
+        raise PtrmError(f"{meta_path}: cannot read it ({e.strerror or e})",
+                        hint="check that you may read the dataset folder's files") from None
+    if not isinstance(meta, dict):
+        raise PtrmError(f"{meta_path}: expected a JSON object, found {type(meta).__name__}",
+                        hint=FORMAT_HINT)
+    return meta
+
+
+def _format_hint(found) -> str:
+    """Another "format" than FORMAT: a later version of ours was written by a later ptrm;
+    anything else is not a ptrm dataset's meta.json at all."""
+    if isinstance(found, str) and found.startswith(FORMAT.split("/")[0] + "/"):
+        return ("another version of ptrm wrote it: read it with that version, or build it "
+                "again with this one (`ptrm build-data`)")
+    return f'a ptrm dataset\'s meta.json says "format": "{FORMAT}"; ' + FORMAT_HINT
+
+
+def no_split(path: Path, name: str, have: list[str], meta: dict) -> PtrmError:
+    """A split the dataset does not hold, with the ones it does and why the one asked for may
+    not be there: `test` is what ARC builds hold out (`--test-set`), `val` the others. Said
+    without a command's option: eval and train name splits differently."""
+    from ..errors import did_you_mean
+
+    msg = f"dataset {path} has no split {name!r} (it has: {', '.join(have) or 'none'})"
+    if not have:
+        return PtrmError(msg, hint=FORMAT_HINT)
+    return PtrmError(msg, hint=did_you_mean([name], have).strip(" ()")
+                     or _missing_split_hint(name, meta))
+
+
+def _missing_split_hint(name: str, meta: dict) -> str:
+    arc = meta.get("family") == "arc"
+    if name == "test" and arc:
+        return _arc_test_hint(meta)
+    if name == "test":
+        return ("only ARC builds (`ptrm build-data --family arc`) have a test split; the "
+                "others hold puzzles out in val (--val-per-type) and golden (golden files)")
+    if arc:
+        return "an ARC build holds train and, when it had a test set (--test-set), test"
+    return ("name one of the splits it has; `ptrm build-data` writes train, val and golden "
+            "(ARC: train and test)")
+
+
+def _arc_test_hint(meta: dict) -> str:
+    """An ARC build without a test split: none of its subsets was the test set (no
+    evaluation* file among its sources, and no --test-set)."""
+    options = meta.get("options")
+    subsets = options.get("subsets") if isinstance(options, dict) else None
+    built = f" (its subsets: {', '.join(map(str, subsets))})" if isinstance(subsets, list) \
+        and subsets else ""
+    return (f"this ARC build had no test set{built}: build it again with an evaluation "
+            "challenges file among its sources, or --test-set SUBSET naming one of them")
 
 
 #: where a hand-written dataset's author looks; build-data's output is rebuilt instead
