@@ -153,8 +153,10 @@ def no_views_error(loaded, table, task_id: str) -> PtrmError:
     if near:
         hint += f"; the table has {', '.join(near[:3])}: pass that as --task"
     return PtrmError(f"checkpoint {loaded.path} has no puzzle identifiers for ARC task "
-                     f"{task_id!r}: its table ({table.source}) has {len(table):,} identifiers "
-                     f"for {len(table.tasks()):,} tasks", hint=hint)
+                     f"{task_id!r}: its table ({table.source}) has {len(table):,} "
+                     f"identifier{'' if len(table) == 1 else 's'} for "
+                     f"{len(table.tasks()):,} task{'' if len(table.tasks()) == 1 else 's'}",
+                     hint=hint)
 
 
 # -- solving -------------------------------------------------------------------------------------

@@ -84,6 +84,9 @@ def is_out_of_memory(e: BaseException) -> bool:
 
 
 def json_problem(e) -> str:
-    """A json.JSONDecodeError as a reader says it: "not valid JSON: unterminated string
-    (column 7)" (its own msg ends in a dangling "at" where its str() puts the position)."""
-    return f"not valid JSON: {e.msg.removesuffix(' at')} (column {e.colno})"
+    """A json.JSONDecodeError as a reader says it: "not valid JSON: Expecting value (column
+    7)", or "not valid JSON: Unterminated string starting at column 7" where its own msg ends
+    in the "at" that its str() follows with the position (cutting the "at" left "starting")."""
+    if e.msg.endswith(" at"):
+        return f"not valid JSON: {e.msg} column {e.colno}"
+    return f"not valid JSON: {e.msg} (column {e.colno})"

@@ -318,9 +318,11 @@ def load_dataset_split(path: Path, split: str | None, loaded: LoadedModel, *,
     if not rows:
         raise PtrmError(f"dataset {path} split {split!r}: nothing to evaluate"
                         + (f" (no installed codec reads its type(s) {', '.join(skipped)}: "
-                           "the rules judge each answer)" if skipped else ""),
+                           "the rules judge each answer)" if skipped else
+                           " (the split holds no puzzles)"),
                         hint="install the plugin of that type (`ptrm codecs` lists the "
-                             "installed ones; docs/PLUGINS.md)" if skipped else None)
+                             "installed ones; docs/PLUGINS.md)" if skipped else
+                        _empty_split_hint(ds, split))
     idx = np.asarray(rows)
     ids = None
     if loaded.config.puzzle_emb_ndim > 0:
@@ -332,6 +334,16 @@ def load_dataset_split(path: Path, split: str | None, loaded: LoadedModel, *,
                    torch.as_tensor(np.asarray(s.inputs)[idx].astype(np.int64)),
                    torch.as_tensor(np.asarray(s.labels)[idx].astype(np.int64)),
                    types, keys, verifiers, ids, skipped)
+
+
+def _empty_split_hint(ds, split: str) -> str:
+    """Where puzzles to evaluate are: the dataset's other splits that hold some, and how a
+    validation split gets puzzles (build-data puts none there with --val-per-type 0)."""
+    others = [n for n, rows in ds.meta["splits"].items() if n != split and rows]
+    where = f"evaluate another split ({', '.join(others)})" if others else ""
+    rebuild = "rebuild it with build-data's --val-per-type N" if split == "val" else ""
+    return "; or ".join(x for x in (where, rebuild) if x) or \
+        "this dataset holds no puzzles: build it again from its sources"
 
 
 def resolve_split(split: str, data: str | None, loaded: LoadedModel, *,

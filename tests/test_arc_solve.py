@@ -426,3 +426,14 @@ def test_a_lone_grid_is_answered_not_judged(build, tmp_path):
         res = solve(tmp_path / "p.json", *args, "--json")
         assert json.loads(res.stdout)["solved"] is judged
         assert res.exit_code == (0 if judged else 1)
+
+
+def test_an_unknown_task_on_a_table_of_one_counts_in_the_singular():
+    from types import SimpleNamespace
+
+    from ptrm_cli import arc_solve
+
+    table = type("Table", (), {"source": "ids.json", "tasks": lambda self: ["a:t1"],
+                               "__len__": lambda self: 1})()
+    msg = str(arc_solve.no_views_error(SimpleNamespace(path="ck"), table, "zz"))
+    assert "has 1 identifier for 1 task" in msg

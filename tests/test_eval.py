@@ -980,3 +980,18 @@ def test_exact_runs_the_model_with_a_fixed_order_norm_and_keeps_its_runs_apart(
     # and merging an --exact report with a plain one is refused
     bad("eval", "--merge", out, "--merge", tmp_path / "plain", "-o", tmp_path / "merged",
         match="exact")
+
+
+def test_an_empty_split_says_where_puzzles_are(ckpt, dataset, tmp_path):
+    """A val split built with --val-per-type 0 said only "nothing to evaluate"."""
+    from ptrm_cli.engine.data import load_dataset
+
+    ds = load_dataset(dataset)
+    val = ds.split("val")
+    empty = Split(*(a[:0] for a in (val.inputs, val.labels, val.type, val.puzzle,
+                                    val.transform, val.puzzle_id)))
+    out = write_dataset(tmp_path / "ds", vocab=ds.vocab, seq_len=ds.seq_len, types=ds.types,
+                        splits={"train": val, "val": empty})
+    r = bad("eval", "--split", "val", "--data", out, "-c", ckpt, "--K", 2, "--D", 1,
+            match="nothing to evaluate (the split holds no puzzles)")
+    assert "evaluate another split (train)" in r.output and "--val-per-type" in r.output

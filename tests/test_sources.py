@@ -110,7 +110,7 @@ def test_bad_records_are_reported_with_their_line(tmp_path):
     # "Invalid control character at (column 21)", the line end inside the open string
     cut = tmp_path / "cut.jsonl"
     cut.write_text('{"type": "sudoku", "url": "https://puzz\n')
-    assert read(cut)[2] == [(1, "not valid JSON: Unterminated string starting (column 27)")]
+    assert read(cut)[2] == [(1, "not valid JSON: Unterminated string starting at column 27")]
     janko = tmp_path / "j.json"
     janko.write_text(json.dumps({"name": "Akari", "data": {
         "a": {"problem": "1 1\n-"}, "b": 3, "c": {"problem": 1, "solution": "x"}}}))
@@ -248,3 +248,20 @@ def test_a_malformed_record_that_names_its_type_is_counted_under_it(tmp_path, in
     reported = []
     list(src.READERS["jsonl"].read(path, lambda loc, why, t=None: reported.append((loc, t))))
     assert reported == [(1, None), (2, "sudoku"), (3, "lightup")]
+
+
+def test_a_json_fault_reads_as_a_sentence():
+    """json's own msg ends in "at" where its str() gives the place: the column follows it;
+    other messages get the column in brackets ("Unterminated string starting (column 7)")."""
+    import json
+
+    from ptrm_cli.errors import json_problem
+
+    def fault(text):
+        try:
+            json.loads(text)
+        except json.JSONDecodeError as e:
+            return json_problem(e)
+
+    assert fault('{"a": "b') == "not valid JSON: Unterminated string starting at column 7"
+    assert fault("[1,") == "not valid JSON: Expecting value (column 4)"
