@@ -741,6 +741,101 @@ def test_a_write_that_fails_keeps_the_lines_before(installed_codec, tmp_path, mo
     assert _lines(out) == _lines(whole)
 
 
+def test_a_run_that_makes_no_puzzle_leaves_no_file(installed_codec, tmp_path, monkeypatch):
+    """`generate maze --size 10x20` (no puzzle can be made) or Ctrl-C before the first puzzle
+    left an empty --out behind, and the stop said "0 more puzzle(s) kept in it": the file is
+    now made with its first line, and the message says nothing was kept."""
+    from typer.testing import CliRunner
+
+    from ptrm_cli.app import app
+    from ptrm_cli.generate import runner
+
+    installed_codec("lightup")
+    job = Job("lightup", 6, 6, 1, Knobs())
+
+    def fail(task):
+        raise PtrmError("lightup: no puzzle after 2000 attempts")
+
+    def stop(task):
+        raise KeyboardInterrupt
+
+    out = tmp_path / "new" / "l.jsonl"
+    with pytest.raises(PtrmError) as failed:
+        run(job, 2, out, make=fail)
+    assert failed.value.summary["made"] == 0 and not out.exists()
+    with pytest.raises(runner.Interrupted):
+        run(job, 2, out, make=stop)
+    assert not out.exists()
+    assert run(job, 1, out)["made"] == 1 and len(_lines(out)) == 1  # made with its first line
+    with pytest.raises(runner.Interrupted):  # an existing file: left as it was
+        run(job, 2, out, make=stop)
+    assert len(_lines(out)) == 1
+
+    def interrupted(job, n, out, **kw):
+        raise runner.Interrupted({"made": 0, "present": 0, "beyond": 0, "seconds": 0.5})
+
+    monkeypatch.setattr(runner, "run", interrupted)
+    for name, said in (("none.jsonl", "nothing kept, no {} written"),
+                       ("l.jsonl", "nothing added to {}")):
+        res = CliRunner().invoke(app, ["generate", "lightup", "--n", "1", "--out",
+                                       str(out.parent / name), "-q", "-w", "1"],
+                                 env={"TERMINAL_WIDTH": "400"})
+        assert res.exit_code == 130 and "0 more" not in res.stderr, res.stderr
+        assert said.format(out.parent / name) in res.stderr, res.stderr
+
+
+def test_ctrl_c_inside_a_solve_is_an_interrupt(installed_codec, tmp_path):
+    """With one worker the puzzle is made in this process, where Ctrl-C during a CaDiCaL solve
+    or a cardinality encoding came out as pysat's `error: Caught keyboard interrupt` and a
+    traceback."""
+    import pycard
+    import pysolvers
+
+    from ptrm_cli.generate import runner
+
+    installed_codec("lightup")
+    job = Job("lightup", 6, 6, 1, Knobs())
+    for error in (pysolvers.error, pycard.error):
+        def solving(task):
+            if task[1] == 1:
+                raise error("Caught keyboard interrupt")
+            return runner._work(task)
+
+        with pytest.raises(runner.Interrupted) as stopped:
+            run(job, 3, tmp_path / f"{error.__module__}.jsonl", workers=1, make=solving)
+        assert stopped.value.summary["made"] == 1
+
+
+def test_a_record_id_reads_back_as_it_was_built():
+    """The size of a resumed file's records is read from their ids: `parse_record_id` is the
+    one reader of the format `record_id` writes (a regex of its own in the resume check
+    repeated the format)."""
+    from ptrm_cli.generate.runner import parse_record_id, record_id
+
+    for job, index in ((Job("lightup", 6, 7, 0, Knobs()), 0),
+                       (Job("maze", 30, 30, 123, Knobs()), 42),
+                       (Job("sudoku", 9, 9, 5, Knobs()), 10**7)):
+        assert parse_record_id(record_id(job, index)) == {
+            "type": job.type, "rows": job.rows, "cols": job.cols, "seed": job.seed,
+            "index": index}
+    for other in (None, 7, "", "janko-lightup-001", "gen-lightup-6x6-s1", "gen-lightup-6x6-s1-x"):
+        assert parse_record_id(other) is None, other
+
+
+def test_a_param_without_its_number_is_shown_with_its_default(installed_codec):
+    """`-p walls_min` (no `=`) was answered "e.g. min_path=110", another knob; a KEY the type
+    lacks (or none) still gets the type's first knob. Every type has knobs to show."""
+    from ptrm_cli.commands.generate import _params
+
+    for name in MODULES:
+        assert get(name).params, name
+    maze = get("maze")
+    for item, example in (("walls_min", "walls_min=0.3"), ("walls_min=x", "walls_min=0.3"),
+                          ("nope", "min_path=110"), ("=3", "min_path=110")):
+        with pytest.raises(PtrmError, match=f"e.g. {example}$"):
+            _params([item], maze)
+
+
 def test_a_large_n_starts_at_once(installed_codec, tmp_path):
     """Every missing index was listed, and a task tuple made for each, before the first
     puzzle: --n 100000000 spent gigabytes and ended in a MemoryError traceback. Now they are

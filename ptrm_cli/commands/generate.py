@@ -38,7 +38,8 @@ def _params(items: list[str], gen) -> dict[str, float]:
         except ValueError:
             sep = ""
         if not sep or not key.strip():  # `=3` named no knob ("unknown --param " before)
-            raise PtrmError(f"--param {item!r}: expected KEY=NUMBER, e.g. {_example(gen)}",
+            raise PtrmError(f"--param {item!r}: expected KEY=NUMBER, e.g. "
+                            f"{_example(gen, key.strip())}",
                             hint=f"one knob a -p; {gen.name}'s: "
                                  f"{', '.join(gen.params) or 'none'} ({gen.docs})")
         if key.strip() in seen:   # the last would win without a word
@@ -49,10 +50,12 @@ def _params(items: list[str], gen) -> dict[str, float]:
     return out
 
 
-def _example(gen) -> str:
-    """A -p this type takes ("walls=0.2" sent a sudoku user to a knob sudoku has not)."""
-    key, (default, _) = next(iter(gen.params.items()), ("walls", (0.2, "")))
-    return f"{key}={default:g}"
+def _example(gen, typed: str) -> str:
+    """A -p this type takes, with its default: the knob the user `typed` when it is one
+    (`-p walls_min` was answered "e.g. min_path=110"), else the type's first (every type has
+    knobs: a test says so)."""
+    key = typed if typed in gen.params else next(iter(gen.params))
+    return f"{key}={gen.params[key][0]:g}"
 
 
 def generate(
@@ -157,8 +160,7 @@ def generate(
         raise
     except Interrupted as e:
         report(e.summary, True)
-        err_console.print(f"{e.summary['made']} more puzzle(s) kept in {esc(out)}; the same "
-                          "command continues", highlight=False, soft_wrap=True)
+        err_console.print(_kept(e.summary["made"], out), highlight=False, soft_wrap=True)
         raise KeyboardInterrupt from None  # the app says "interrupted" and exits 130
     report(summary, False)
     made, secs = summary["made"], summary["seconds"]
@@ -182,6 +184,16 @@ def _check_out(out: str) -> None:
     if path.exists() and not path.is_file() and not path.is_dir():  # a folder: said later
         raise PtrmError(f"--out {out}: not a regular file (a pipe or device)",
                         hint="pass a .jsonl path; generate reads it back to resume")
+
+
+def _kept(made: int, out: str) -> str:
+    """What a stop left in `out`: "0 more puzzle(s) kept" read as if something were saved
+    (and a file is made only with its first puzzle, so there may be none)."""
+    if made:
+        return f"{made} more puzzle(s) kept in {esc(out)}; the same command continues"
+    if not os.path.lexists(out):
+        return f"stopped before the first puzzle: nothing kept, no {esc(out)} written"
+    return f"stopped before a puzzle was made: nothing added to {esc(out)}"
 
 
 def _beyond(beyond: int, n: int) -> str:

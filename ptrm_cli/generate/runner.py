@@ -41,6 +41,21 @@ def record_id(job: Job, index: int) -> str:
     return f"gen-{job.type}-{job.rows}x{job.cols}-s{job.seed}-{index:06d}"
 
 
+#: record_id's format read back; kept beside it (a test round-trips the two)
+_RECORD_ID = re.compile(r"gen-(?P<type>[^-]+)-(?P<rows>\d+)x(?P<cols>\d+)-s(?P<seed>\d+)"
+                        r"-(?P<index>\d+)")
+
+
+def parse_record_id(text) -> dict | None:
+    """The type, rows, cols, seed and index a `record_id` names, or None for any other id.
+    The size is in no other field of a record, so a resumed file's size is read from here."""
+    match = _RECORD_ID.fullmatch(text) if isinstance(text, str) else None
+    if match is None:
+        return None
+    fields = match.groupdict()
+    return {"type": fields.pop("type"), **{k: int(v) for k, v in fields.items()}}
+
+
 def make_instance(job: Job, index: int) -> Instance:
     """Puzzle `index` of the job, in the generator's own terms (no codec involved)."""
     gen = get(job.type)
@@ -81,23 +96,49 @@ class ResumableJsonl:
 
     Opening it drops a trailing partial line (an interrupted write), checks that the records
     already there come from the same job, and reports their indices; `write` appends one whole
-    line and fsyncs it."""
+    line and fsyncs it. A new file is made by the first `write`: none is left by a run that
+    made no puzzle."""
 
     def __init__(self, path: str | os.PathLike, job: Job):
         self.path = Path(path)
         self.job = job
         self.done: set[int] = set()
+        self._fd: int | None = None  # a new file is made at the first write, not here
         try:  # a user's path: a symlink loop, a file without read or write permission
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            if self.path.exists():
+            if self._exists():
                 self._scan()
-            # unbuffered: a write the disk refuses leaves nothing behind for `close` to retry
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+                self._fd = self._open()  # a file it cannot append to: said before any work
         except OSError as e:
             raise PtrmError(f"--out {self.path}: cannot read and append to it "
                             f"({write_problem(self.path, e)})",
                             hint="pass a .jsonl path you can read and write; generate reads "
                                  "it back to resume") from None
+
+    def _exists(self) -> bool:
+        """Whether there is a file to resume. Only "no such file" means a new one: any other
+        failure (a symlink loop, a folder it may not search) is raised now, before the work,
+        rather than at the first write (`Path.exists` reads a loop as absent)."""
+        try:
+            os.stat(self.path)
+        except FileNotFoundError:
+            return False
+        return True
+
+    def _open(self, create: bool = False) -> int:
+        # unbuffered: a write the disk refuses leaves nothing behind for `close` to retry
+        flags = os.O_WRONLY | os.O_APPEND | (os.O_CREAT if create else 0)
+        return os.open(self.path, flags, 0o666)
+
+    def _create(self) -> None:
+        """Make the file for its first line: a run stopped or failed before its first puzzle
+        left an empty file behind, which read as a result."""
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._fd = self._open(create=True)
+        except OSError as e:
+            raise PtrmError(f"--out {self.path}: cannot create it "
+                            f"({write_problem(self.path, e)})",
+                            hint="pass a .jsonl path in a folder you can write") from None
 
     def _scan(self) -> None:
         """Check every whole line first and only then drop a partial last line: a file that is
@@ -167,8 +208,8 @@ class ResumableJsonl:
         Named one by one: the whole settings shown side by side left a wrong --size unsaid
         (the size is only in the id) and two equal-looking dicts to compare by eye."""
         job = self.job
-        match = re.match(r"gen-[^-]+-(\d+x\d+)-", str(rec.get("id", "")))
-        theirs = {"type": rec.get("type"), "size": match and match.group(1),
+        named = parse_record_id(rec.get("id"))
+        theirs = {"type": rec.get("type"), "size": named and f"{named['rows']}x{named['cols']}",
                   "seed": rec.get("seed"), "knobs": rec.get("knobs"),
                   "generator version": rec.get("version", 1)}
         ours = {"type": job.type, "size": f"{job.rows}x{job.cols}", "seed": job.seed,
@@ -180,6 +221,8 @@ class ResumableJsonl:
 
     def write(self, line: str) -> None:
         data = (line + "\n").encode()
+        if self._fd is None:
+            self._create()
         try:
             while data:  # a write may take part of it (the last bytes before a full disk)
                 data = data[os.write(self._fd, data):]
@@ -190,7 +233,9 @@ class ResumableJsonl:
                                  "written so far are kept, a cut line is dropped") from None
 
     def close(self) -> None:
-        os.close(self._fd)
+        if self._fd is not None:  # None: nothing was written, so no file was made
+            os.close(self._fd)
+            self._fd = None
 
 
 def _shown(value) -> str:
@@ -265,7 +310,7 @@ def _results(job: Job, missing: Iterator[int], todo: int, workers: int,
     tasks = ((job, i) for i in missing)
     if workers <= 1 or todo <= 1:
         for t in tasks:
-            yield make(t)
+            yield _made_here(make, t)
         return
     ctx = mp.get_context("spawn")  # no forked solver or Rich state; same on Linux and macOS
     pool = ctx.Pool(min(workers, todo), initializer=quiet_worker)
@@ -277,3 +322,20 @@ def _results(job: Job, missing: Iterator[int], todo: int, workers: int,
         raise
     finally:
         pool.join()
+
+
+#: pysat's C modules: each catches Ctrl-C itself while it runs and raises its own `error`
+_PYSAT_C = ("pysolvers", "pycard")
+
+
+def _made_here(make, task) -> tuple[int, str]:
+    """`make(task)` in this process. Ctrl-C during a CaDiCaL solve or a cardinality encoding
+    reaches pysat's own SIGINT handler, which raises `error("Caught keyboard interrupt")`, not
+    KeyboardInterrupt: a traceback in place of the summary and exit 130. (Workers ignore
+    SIGINT, so only this path sees it.)"""
+    try:
+        return make(task)
+    except Exception as e:
+        if type(e).__module__ in _PYSAT_C and "keyboard interrupt" in str(e).lower():
+            raise KeyboardInterrupt from None
+        raise
