@@ -385,7 +385,8 @@ def test_atomic_dir_replaces_a_folder_whole(tmp_path, monkeypatch):
 
 
 def test_a_named_validation_split_must_exist(sudoku4, tmp_path):
-    with pytest.raises(PtrmError, match="data.val_split 'vall'.*has splits"):
+    with pytest.raises(PtrmError, match=r"data.val_split 'vall'.*has splits train, val "
+                                        r"\(did you mean val\?\)"):
         doc = config(tmp_path / "run", sudoku4)
         doc["data"]["val_split"] = "vall"
         train(None, base=doc)
@@ -780,8 +781,10 @@ def test_a_damaged_checkpoint_is_one_message_on_resume_and_warm_start(
 def test_a_warm_start_on_other_data_forgets_the_best_so_far(sudoku4, reference_run, tmp_path,
                                                             capsys):
     """The best validation score is kept on a weights-only resume of the same data, and
-    forgotten on other data: its checkpoint was chosen on another validation split. A run with
-    nothing left to train says so."""
+    forgotten on other data: its checkpoint was chosen on another validation split. A resumed
+    run with nothing left to train says so; a warm start at or past train.max_steps is refused
+    before its run_dir is written (it said "continuing at step 12 of 5", exited 0 and left a
+    run_dir of a config and a log)."""
     from ptrm_cli.engine.sudoku4 import write_sudoku4
 
     def resumed(data, steps):
@@ -805,11 +808,19 @@ def test_a_warm_start_on_other_data_forgets_the_best_so_far(sudoku4, reference_r
     assert resumed(sudoku4, 12)["step"] == 12
     assert "nothing to train: the run is at step 12 and train.max_steps is 12" in \
         capsys.readouterr().err
-    # nothing trained and nothing written: no checkpoint to name (it named step_0, step_12)
+    # nothing trained and nothing written: no checkpoint to name (it named step_0)
     zero = train(None, base=config(tmp_path / "zero", sudoku4, train={"max_steps": 0}))
-    warm = train(None, base=config(tmp_path / "past", sudoku4, train={"max_steps": 5}),
-                 init_from=str(reference_run / "checkpoints" / "step_12"))
-    assert zero["checkpoint"] is None and warm["checkpoint"] is None and warm["step"] == 12
+    assert zero["checkpoint"] is None
+    step_12 = str(reference_run / "checkpoints" / "step_12")
+    for steps in (5, 12):
+        with pytest.raises(PtrmError) as e:
+            train(None, base=config(tmp_path / f"past{steps}", sudoku4,
+                                    train={"max_steps": steps}), init_from=step_12)
+        assert f"train.max_steps is {steps}, but --init-from {step_12} is at step 12" \
+            in str(e.value)
+        assert "raise train.max_steps above 12" in e.value.hint
+        assert "an earlier checkpoint" in e.value.hint
+        assert not (tmp_path / f"past{steps}").exists()
 
 
 def test_a_damaged_dataset_is_one_message(sudoku4, tmp_path):

@@ -238,9 +238,52 @@ def test_a_model_key_mistake_names_its_line_before_the_dataset_loads(tmp_path):
     assert e.value.hint
 
 
+class _Data:  # what model_config reads of a dataset
+    vocab, seq_len, num_puzzle_ids = [0] * 10, 16, 1
+
+
+def test_the_model_key_hint_leaves_out_the_sizes_the_dataset_gives(tmp_path):
+    """The known keys a misspelt model key's hint listed included vocab_size, seq_len and
+    num_puzzle_identifiers, which come from the dataset and which a config leaves out. They
+    are still accepted where they match the dataset."""
+    from ptrm_cli.engine.train_config import FROM_DATASET, model_config
+
+    path = tmp_path / "c.yaml"
+    path.write_text("data: {path: d}\nrun_dir: r\nmodel:\n  hidden_sise: 32\n")
+    with pytest.raises(PtrmError) as e:
+        load_config(path)
+    assert "hidden_size" in e.value.hint and "num_heads" in e.value.hint
+    assert not [k for k in FROM_DATASET if k in e.value.hint], e.value.hint
+    path.write_text("data: {path: d}\nrun_dir: r\nmodel:\n  seq_len: 16\n  vocab_size: 10\n"
+                    "  num_puzzle_identifiers: 1\n  hidden_size: 32\n")
+    assert model_config(load_config(path), _Data()).seq_len == 16
+
+
+def test_a_wrong_model_value_names_the_set_that_gave_it(tmp_path):
+    """TRMConfig's "hidden_size 32 is not divisible by num_heads 3" names two keys; the error
+    pointed at the first, hidden_size's line in the file, when the --set of num_heads broke
+    it. A key the --set gave is named first; without one, the file's first as before."""
+    from ptrm_cli.engine.train_config import model_config
+
+    path = tmp_path / "c.yaml"
+    path.write_text("data: {path: d}\nrun_dir: r\nmodel:\n  hidden_size: 32\n  num_heads: 2\n")
+    for sets, where in ((["model.num_heads=3"], "--set 'model.num_heads=3': "),
+                        (["model.hidden_size=33"], "--set 'model.hidden_size=33': "),
+                        (["model.num_heads=3", "model.hidden_size=31"],
+                         "--set 'model.hidden_size=31': ")):
+        with pytest.raises(PtrmError, match=r"not divisible by num_heads") as e:
+            model_config(load_config(path, sets), _Data())
+        assert str(e.value).startswith(where), (sets, str(e.value))
+    path.write_text("data: {path: d}\nrun_dir: r\nmodel:\n  num_heads: 3\n  hidden_size: 32\n")
+    with pytest.raises(PtrmError) as e:  # both in the file: the first the message names
+        model_config(load_config(path), _Data())
+    assert str(e.value).startswith(f"{path}:5: ")
+
+
 def test_a_batch_larger_than_an_epoch_is_said(tmp_path, capsys):
-    """global_batch_size 5000 on 2,000 examples trained without a word, each update holding
-    every example two or three times."""
+    """A global_batch_size above an epoch trained without a word: 64 on 40 examples, so every
+    batch holds some examples twice. Now a warning, suggesting 32; the tests' batch of 16 fits
+    and says nothing."""
     data = write_sudoku4(tmp_path / "data", n_train=40, n_val=4)
     doc = config(tmp_path / "run", data, train={"max_steps": 1, "global_batch_size": 64})
     train(None, base=doc)
@@ -249,6 +292,20 @@ def test_a_batch_larger_than_an_epoch_is_said(tmp_path, capsys):
            "draws" in err and "--set train.global_batch_size=32" in err
     train(None, base=config(tmp_path / "fits", data, train={"max_steps": 1}))
     assert "warning" not in capsys.readouterr().err
+
+
+def test_the_batch_a_warning_suggests_splits_over_the_ranks(capsys):
+    """The batch-above-an-epoch warning suggested the power of two below the epoch, which need
+    not divide by the ranks: 1024 of 2,000 examples on 3 ranks, refused by the next check.
+    Now a multiple of the ranks (a power of two per rank), still within the epoch."""
+    from ptrm_cli.engine.train_loop import _warn_batch_above_epoch
+
+    for ranks, epoch, want in ((1, 2000, 1024), (3, 2000, 1536), (4, 2000, 1024),
+                               (6, 40, 24), (8, 5, 8)):
+        _warn_batch_above_epoch(epoch + 1, epoch, ranks)
+        got = int(re.search(r"global_batch_size=(\d+)", capsys.readouterr().err).group(1))
+        assert got == want and got % ranks == 0, (ranks, epoch, got)
+        assert got <= max(epoch, ranks)  # (8 ranks on 5 examples: no batch splits smaller)
 
 
 def test_evaluation_runs_no_more_rows_than_the_validation_split(sudoku4, tmp_path):
@@ -306,9 +363,14 @@ def test_a_device_the_config_wrote_is_named_where_it_was_written(sudoku4, tmp_pa
 
 
 def test_a_training_split_the_dataset_lacks_has_a_hint(sudoku4, tmp_path):
+    """A misspelt split is answered as a misspelt key is (it had no "did you mean"); a name
+    near none of the splits gets none."""
     doc = config(tmp_path / "run", sudoku4)
     doc["data"]["train_split"] = "trian"
     with pytest.raises(PtrmError, match=r"^data.train_split 'trian': dataset .* has splits "
-                                        r"train, val$") as e:
+                                        r"train, val \(did you mean train\?\)$") as e:
         train(None, base=doc)
     assert "--set data.train_split=" in e.value.hint
+    doc["data"]["train_split"] = "xyz"
+    with pytest.raises(PtrmError, match=r"has splits train, val$"):
+        train(None, base=doc)

@@ -99,14 +99,14 @@ def _setup_device(cfg, *, given: bool):
     """setup_distributed, whose device errors speak of `--device`: a device the config wrote
     (`device: gpu`, or `device: cuda` on a machine without one) is named where it was
     written instead, with the flag that overrides it."""
-    from .train_config import _at
+    from .train_config import where_set
 
     try:
         return setup_distributed(cfg.device)
     except PtrmError as e:
         if given or not str(e).startswith("--device "):
             raise
-        where = _at(getattr(cfg, "origin", {}), ("device",))
+        where = where_set(getattr(cfg, "origin", {}), ("device",))
         # the flag's hint kept whole, then a clause of its own: appended to the hint's last
         # clause, "(it overrides the config's)" read as said of whatever that clause named
         said = e.hint or "device: auto (the default) takes a GPU where there is one"

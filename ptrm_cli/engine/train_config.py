@@ -200,12 +200,15 @@ def load_config(path: str | os.PathLike | None = None, sets: list[str] | tuple =
 def _check_model_keys(model: dict, origin: dict[tuple, str]) -> None:
     """A misspelt `model` key, named where it was written as any other section's is. TRMConfig
     found it only after the dataset had loaded, without the file's line or a suggestion."""
-    known = sorted(f.name for f in dataclasses.fields(TRMConfig))
+    known = [f.name for f in dataclasses.fields(TRMConfig)]
     unknown = sorted(str(k) for k in model if k not in known)
     if unknown:
-        raise PtrmError(f"{_at(origin, ('model', unknown[0]))}config section model: unknown "
-                        f"key(s) {', '.join(unknown)}{did_you_mean(unknown, known)}",
-                        hint=f"known keys: {', '.join(known)}")
+        # the sizes the dataset fixes are accepted (when they match it) but never suggested:
+        # a config leaves them out
+        settable = sorted(k for k in known if k not in FROM_DATASET)
+        raise PtrmError(f"{where_set(origin, ('model', unknown[0]))}config section model: unknown "
+                        f"key(s) {', '.join(unknown)}{did_you_mean(unknown, settable)}",
+                        hint=f"known keys: {', '.join(settable)}")
 
 
 def _key_lines(text: str) -> dict[tuple, int]:
@@ -226,7 +229,7 @@ def _key_lines(text: str) -> dict[tuple, int]:
     return lines
 
 
-def _at(origin: dict[tuple, str], path: tuple) -> str:
+def where_set(origin: dict[tuple, str], path: tuple) -> str:
     """'FILE:LINE: ' (or "--set 'K=V': ") of the key at `path`, else of its nearest section
     that has one; '' for keys from no file (a `base` config, a default)."""
     for n in range(len(path), 0, -1):
@@ -271,7 +274,7 @@ def _merge(a: dict, b: dict) -> dict:
 def _build(cls, doc, path: tuple, origin: dict[tuple, str]):
     where = ".".join(path)
     if not isinstance(doc, dict):
-        raise PtrmError(f"{_at(origin, path)}config {where or 'file'}: expected a mapping, "
+        raise PtrmError(f"{where_set(origin, path)}config {where or 'file'}: expected a mapping, "
                         f"got {doc!r}",
                         hint=f"{where or 'a config'} holds `key: value` lines; {REFERENCE}")
     hints = typing.get_type_hints(cls)
@@ -279,7 +282,7 @@ def _build(cls, doc, path: tuple, origin: dict[tuple, str]):
     # str(): YAML keys may be numbers or booleans (`1: 2`, `yes: 3`)
     unknown = sorted(str(k) for k in set(doc) - names)
     if unknown:
-        raise PtrmError(f"{_at(origin, path + (unknown[0],))}config"
+        raise PtrmError(f"{where_set(origin, path + (unknown[0],))}config"
                         f"{' section ' + where if where else ''}: unknown key(s) "
                         f"{', '.join(unknown)}{did_you_mean(unknown, sorted(names))}",
                         hint=f"known keys: {', '.join(sorted(names))}")
@@ -293,7 +296,7 @@ def _build(cls, doc, path: tuple, origin: dict[tuple, str]):
                 kwargs[name] = _coerce(value, hint, ".".join(path + (name,)))
             except PtrmError as e:
                 key = ".".join(path + (name,))
-                raise PtrmError(f"{_at(origin, path + (name,))}{e}",
+                raise PtrmError(f"{where_set(origin, path + (name,))}{e}",
                                 hint=e.hint or _value_hint(cls, name, key)) from None
     return cls(**kwargs)
 
@@ -432,7 +435,7 @@ def check_config(cfg: Config) -> None:
     need(bool(cfg.run_dir), "run_dir", "is not set")
     if bad:
         origin = getattr(cfg, "origin", {})
-        at = [_at(origin, tuple(key.split("."))) for key, _ in bad]
+        at = [where_set(origin, tuple(key.split("."))) for key, _ in bad]
         if len(bad) == 1:  # the form of a misspelt key's error: FILE:LINE: config: ...
             raise PtrmError(f"{at[0]}config: {bad[0][0]} {bad[0][1]}",
                             hint=_hint_for_key(bad[0][0]))
@@ -459,9 +462,11 @@ def model_config(cfg: Config, dataset: Dataset) -> TRMConfig:
 
 
 def _model_value_at(cfg: Config, message: str) -> str:
-    """'FILE:LINE: ' (or the --set) of the first model key a TRMConfig error names."""
+    """'FILE:LINE: ' (or the --set) of the model key a TRMConfig error is about. A message may
+    name several (hidden_size 32 is not divisible by num_heads 3): one a --set gave is the
+    change that broke a config that worked, so it is named before the file's first."""
     origin = getattr(cfg, "origin", {})
-    for key in re.findall(r"\w+", message):
-        if key in cfg.model and ("model", key) in origin:
-            return _at(origin, ("model", key))
-    return ""
+    named = [k for k in dict.fromkeys(re.findall(r"\w+", message))
+             if k in cfg.model and ("model", k) in origin]
+    by_set = [k for k in named if origin[("model", k)].startswith("--set ")]
+    return where_set(origin, ("model", (by_set or named)[0])) if named else ""
