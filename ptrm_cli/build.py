@@ -72,14 +72,18 @@ def build(sources: Iterable[str | Path], out: str | Path | None,
     Raises `BuildError` (carrying the result) when no puzzle survives."""
     opts = options or BuildOptions()
     if opts.augment < 1:
-        raise PtrmError("--augment must be at least 1 (the original example)")
+        raise PtrmError(f"--augment must be at least 1 (the original example), not "
+                        f"{opts.augment}", hint="--augment 1 keeps the originals only")
     if opts.val_pool not in ("all-sizes", "kept"):
-        raise PtrmError(f"--val-pool must be all-sizes or kept, not {opts.val_pool!r}")
+        raise PtrmError(f"--val-pool must be all-sizes or kept, not {opts.val_pool!r}",
+                        hint="all-sizes is the paper's order; kept takes exactly N per type")
     if opts.augmentation not in AUGMENTATIONS:
         raise PtrmError(f"--augmentation must be {' or '.join(AUGMENTATIONS)}, "
-                        f"not {opts.augmentation!r}")
+                        f"not {opts.augmentation!r}",
+                        hint="; ".join(f"{k}: {v}" for k, v in AUGMENTATIONS.items()))
     if opts.train_puzzles is not None and opts.train_puzzles < 0:
-        raise PtrmError(f"--train-puzzles must be 0 or more, not {opts.train_puzzles}")
+        raise PtrmError(f"--train-puzzles must be 0 or more, not {opts.train_puzzles}",
+                        hint="leave it out to keep every training puzzle")
     if opts.val_keys and (both := opts.val_keys & opts.exclude_keys):  # said before reading,
         # not as validation puzzles "not among the sources" after decoding
         raise PtrmError(f"--val-from and --exclude share {len(both)} puzzle(s): a validation "
@@ -90,10 +94,13 @@ def build(sources: Iterable[str | Path], out: str | Path | None,
         check_out(out)
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
+    sources = list(sources)
     files = collect_sources(sources, opts.golden)
-    if not files:
-        raise PtrmError("no source files found", hint="pass PPBench JSONL, janko JSON or "
-                        "sudoku .txt files, or folders holding them")
+    if not files:  # only folders were given (a file is read whatever its name)
+        raise PtrmError(f"no source files in {', '.join(map(str, sources)) or 'no source'}: a "
+                        f"folder is read for its {', '.join(sorted(src.suffixes()))} files, "
+                        "not recursively", hint="pass PPBench JSONL, janko JSON, sudoku .txt "
+                        "or HRM .csv files, or the folders holding them")
     types_chosen = opts.types is not None
     if not types_chosen:
         opts = replace(opts, types=default_types(opts.family))
@@ -186,7 +193,7 @@ def build(sources: Iterable[str | Path], out: str | Path | None,
                      "them are not kept out of train/val: pass --golden golden_300.jsonl"
                      + _bundled_golden_hint())
     notes += _reading_notes(opts, kept_types, puzzles_count, ledger.dropped_table(),
-                            types_chosen=types_chosen)
+                            types_chosen=types_chosen, family=fam_name)
     for t in kept_types:  # (--train-puzzles 0 asks for no training puzzles: nothing to say)
         if puzzles_count["train"].get(t, 0) == 0 and puzzles_count["val"].get(t, 0) > 0 \
                 and opts.train_puzzles != 0:
@@ -201,9 +208,8 @@ def build(sources: Iterable[str | Path], out: str | Path | None,
         read = sum(src.get("records", 0) for src in result.sources)
         left_out = _readable_other_types(ledger.dropped_table())
         hint = (f"no codec installed for: {', '.join(missing)}" if missing else
-                "the sources hold no records (a file with only its header?)" if read == 0 else
-                f"--types left out {', '.join(left_out)}, which an installed codec reads: "
-                f"add {'it' if len(left_out) == 1 else 'them'} to --types" if left_out else
+                _no_records_hint(files) if read == 0 else
+                _left_out_hint(left_out, fam_name) if left_out else
                 "see the dropped table: every record was filtered out")
         # out: None, as in a dry run (an earlier build there is not what this one wrote)
         raise BuildError("no puzzle survived the filters: nothing to write",
@@ -229,7 +235,8 @@ def build(sources: Iterable[str | Path], out: str | Path | None,
 # -- what only build() needs -------------------------------------------------------------------
 
 def _reading_notes(opts: BuildOptions, types: list[str], puzzles: dict[str, dict[str, int]],
-                   dropped: dict[str, dict[str, int]], *, types_chosen: bool) -> list[str]:
+                   dropped: dict[str, dict[str, int]], *, types_chosen: bool,
+                   family: str | None = None) -> list[str]:
     """What the options did that the tables do not show: the Sources table's `records` is
     what was read, not what a file holds; a validation count below --val-per-type looked like
     the option not working; a plugin's records left out by the default --types looked like
@@ -238,9 +245,12 @@ def _reading_notes(opts: BuildOptions, types: list[str], puzzles: dict[str, dict
     # (with --family the default types are that family's: any other has no tokens there)
     left_out = _readable_other_types(dropped) if not (types_chosen or opts.family) else {}
     for t, n in left_out.items():
+        own = _other_family(t, family)
+        keep = (f"--types {','.join(opts.types)},{t} keeps them" if own is None else
+                f"its codec's token family is {own}, and a dataset holds one family: "
+                f"--family {own} builds them on their own")
         notes.append(f"{n:,} {t} record(s) were left out: the default --types is "
-                     f"{','.join(opts.types)}, and an installed codec reads {t} (--types "
-                     f"{','.join(opts.types)},{t} keeps them)")
+                     f"{','.join(opts.types)}, and an installed codec reads {t} ({keep})")
     if opts.limit is not None:
         notes.append(f"--limit {opts.limit:,}: each non-golden file was read up to its first "
                      f"{opts.limit:,} records (the Sources table's `records`)")
@@ -259,6 +269,42 @@ def _reading_notes(opts: BuildOptions, types: list[str], puzzles: dict[str, dict
                          "the off-size ones drawn (the paper's order); --val-pool kept takes "
                          "exactly that many")
     return notes
+
+
+def _no_records_hint(files: list[SourceFile]) -> str:
+    """Why nothing was read: files no reader knows (ARC's challenge files among them, which
+    only --family arc reads: they were told "a file with only its header?"), else empty ones."""
+    unknown = [f.name for f in files if f.kind is None]
+    if len(unknown) < len(files):
+        return "the sources hold no records (a file with only its header?)"
+    if any(name.endswith("_challenges.json") for name in unknown):
+        return "ARC challenge files build with --family arc (TRM's ARC recipe, docs/MAZE_ARC.md)"
+    shown = ", ".join(unknown[:3]) + (f" and {len(unknown) - 3} more" if len(unknown) > 3 else "")
+    return (f"no reader recognises {shown}: docs/BUILD_DATA.md, \"Sources\", lists the file "
+            "kinds")
+
+
+def _other_family(type_name: str, family: str | None) -> str | None:
+    """The token family to build `type_name` in when its codec has no tokens in `family` (None
+    when it has): adding maze to the PPBench --types, as the advice once said, is refused
+    ("types do not share a token family"), so the advice names the family instead."""
+    from . import codec as registry
+
+    codec = registry.registered()[type_name].codec
+    names = [f.name for f in codec.families]
+    return None if family is None or family in names else codec.family().name
+
+
+def _left_out_hint(left_out: dict[str, int], family: str | None) -> str:
+    """The hint when nothing survived and --types left out readable types: add those of this
+    build's family to --types; build any other family's on its own, with --family."""
+    same = [t for t in left_out if _other_family(t, family) is None]
+    parts = [f"--types left out {', '.join(same)}, which an installed codec reads: add "
+             f"{'it' if len(same) == 1 else 'them'} to --types"] if same else []
+    parts += [f"--types left out {t}, whose codec's token family is {own}: --family {own} "
+              "builds it (a dataset holds one family)"
+              for t in left_out if (own := _other_family(t, family)) is not None]
+    return "; ".join(parts)
 
 
 def _readable_other_types(dropped: dict[str, dict[str, int]]) -> dict[str, int]:
@@ -312,7 +358,7 @@ def check_out(out: Path) -> None:
         # would replace it from under them (it was a ValueError, after the whole build)
         raise PtrmError(f"--out {out}: name the dataset folder, not '.', '..' or '/'",
                         hint="e.g. --out ../NAME to rebuild the dataset you are in")
-    refuse_file(out)
+    refuse_file(out, hint="name a folder: the dataset is written as one")
     if out.is_dir() and any(out.iterdir()) and not (out / "meta.json").is_file():
         raise PtrmError(f"--out {out} exists and is not a ptrm dataset: refusing to replace it",
                         hint="pick a new folder, or an earlier build-data output to rebuild")

@@ -67,10 +67,10 @@ def collect_sources(paths: Iterable[str | Path],
                            and not f.name.startswith("."))
             for f in files:
                 add(f, "golden" if f.resolve() in golden_paths
-                    or f.name.lower().startswith("golden") else "pool")
+                    or f.name.lower().startswith("golden") or _dataset_golden(f) else "pool")
         elif p.is_file():
             add(p, "golden" if p.resolve() in golden_paths
-                or p.name.lower().startswith("golden") else "pool")
+                or p.name.lower().startswith("golden") or _dataset_golden(p) else "pool")
         else:
             _not_a_file(p, "source")
     # a source is named by its file name (stable wherever the data lie, so a rebuild elsewhere
@@ -82,12 +82,35 @@ def collect_sources(paths: Iterable[str | Path],
     return out
 
 
+def _dataset_golden(p: Path) -> bool:
+    """A built dataset's `golden/puzzles.jsonl`: golden, as the file it came from was. The
+    hint for a dataset given as a source says to pass its puzzles.jsonl files, and a rebuild
+    from all three put every golden puzzle into train and val, silently."""
+    folder = p.resolve().parent
+    return (p.name == "puzzles.jsonl" and folder.name == "golden"
+            and (folder.parent / "meta.json").is_file())
+
+
 def _not_a_file(p: Path, what: str):
     if p.exists():  # a pipe: `<(zcat full_dataset.jsonl.gz)` is one, and it read as missing
         raise PtrmError(f"{what} {p}: not a regular file (a pipe or a device)",
                         hint="a source is read more than once (its hash, then its records): "
                              "save it to a file first")
-    raise PtrmError(f"{what} {p}: no such file" + (" or folder" if what == "source" else ""))
+    raise PtrmError(f"{what} {p}: no such file" + (" or folder" if what == "source" else ""),
+                    hint=_where_to_look(p))
+
+
+def _where_to_look(p: Path) -> str:
+    """A missing source's hint: the near names beside it (a typo), or the missing folder."""
+    from .errors import did_you_mean
+
+    parent = p.parent
+    if not parent.is_dir():
+        return f"the folder {parent} does not exist either: check the path"
+    near = did_you_mean([p.name], [f.name for f in parent.iterdir()])
+    return (f"{parent} holds no {p.name!r}{near}" if near else
+            f"{parent} holds no {p.name!r}: check the path (relative paths start at the "
+            "folder ptrm runs in)")
 
 
 def default_types(family: str | None) -> tuple[str, ...]:

@@ -134,6 +134,7 @@ def _read_keys(dataset: Path, splits: list[str], *, flag: str) -> frozenset[str]
                 try:
                     keys.add(json.loads(line)["key"])
                 except (ValueError, KeyError, TypeError):
-                    raise PtrmError(f"{path}:{i}: expected a JSON object with a 'key'") \
-                        from None
+                    raise PtrmError(f"{path}:{i}: expected a JSON object with a 'key'",
+                                    hint="pass a folder written by `ptrm build-data`, "
+                                         "unedited") from None
     return frozenset(keys)

@@ -176,6 +176,19 @@ def url_size(url: str) -> tuple[int | None, int | None]:
     return (int(m.group(2)), int(m.group(1))) if m else (None, None)
 
 
+_URL_TYPE = re.compile(r"^\s*[a-z]+://[^?\s]*\?([^/\s]+)/", re.IGNORECASE)
+
+
+def url_type(url: str) -> str | None:
+    """The installed codec a puzz.link URL's type id names (`akari` -> lightup), or None: no
+    URL, or a type id no codec reads."""
+    m = _URL_TYPE.match(url or "")
+    if not m:
+        return None
+    name = resolve_type(m.group(1))
+    return name if name in registry.registered() else None
+
+
 # -- jsonl: PPBench records and ptrm records ----------------------------------------------------
 
 class JsonlRecords(SourceReader):
@@ -224,6 +237,12 @@ class JsonlRecords(SourceReader):
                     kind = resolve_type(rec["type"]) if isinstance(rec["type"], str) else None
                     if kind is None or not isinstance(url, str):
                         report(n, "ptrm record: 'type' and 'url' must be strings", kind)
+                        continue
+                    named = url_type(url)
+                    if named is not None and named != kind:  # read as "wrong size" (the other
+                        # type's board), or as the codec's "not a sudoku URL" with --sizes any
+                        report(n, f"ptrm record: 'type' is {rec['type']!r} but the URL is a "
+                                  f"{named} puzzle", kind)
                         continue
                     rows, cols = url_size(url)  # the puzzle's size, as for PPBench records
                     got = _grid_size(rec["answer"])
@@ -607,4 +626,5 @@ def describe() -> list[dict]:
 
 
 __all__ = ["ALIASES", "Drop", "Item", "READERS", "SUDOKU_CSV_HEADER", "SourceReader", "describe",
-           "parse_sudoku_csv_row", "reader_for", "register_reader", "resolve_type", "url_size"]
+           "parse_sudoku_csv_row", "reader_for", "register_reader", "resolve_type", "url_size",
+           "url_type"]

@@ -914,13 +914,112 @@ def test_records_of_an_installed_type_left_out_by_default_types_are_named(tmp_pa
     f.write_text(json.dumps(maze) + "\n")
     with pytest.raises(B.BuildError) as err:  # nothing kept: the hint says why
         B.build([f], None, opts(types=None))  # as the command passes no --types
-    assert err.value.hint == ("--types left out maze, which an installed codec reads: add it "
-                              "to --types")
+    # maze has its own token family: adding it to the PPBench --types is refused ("types do
+    # not share a token family"), as the advice once said to do; --family maze builds it
+    assert err.value.hint == ("--types left out maze, whose codec's token family is maze: "
+                              "--family maze builds it (a dataset holds one family)")
     assert err.value.result.notes[-1] == (
         f"1 maze record(s) were left out: the default --types is {','.join(B.PPBENCH_TYPES)}, "
-        f"and an installed codec reads maze (--types {','.join(B.PPBENCH_TYPES)},maze keeps "
-        "them)")
+        "and an installed codec reads maze (its codec's token family is maze, and a dataset "
+        "holds one family: --family maze builds them on their own)")
     with pytest.raises(B.BuildError) as chosen:  # --types chose: no note, the same hint
         B.build([f], None, opts(types=("sudoku",)))
     assert not any("maze" in n for n in chosen.value.result.notes)
     assert chosen.value.hint == err.value.hint
+    try:  # what the advice says reads the record (this one's all-zero answer is no path)
+        res = B.build([f], None, opts(types=None, family="maze"))
+    except B.BuildError as e:
+        res = e.result
+    assert "other type" not in res.dropped and res.family == "maze"
+
+
+def test_a_left_out_type_of_the_same_family_is_advised_into_types(tmp_path):
+    """A type that shares the build's family is one --types away (a sudoku list built with
+    --types lightup: sudoku is a PPBench type too)."""
+    if not {"lightup", "sudoku"} <= installed():
+        pytest.skip("needs the lightup and sudoku codecs")
+    f = tmp_path / "sudoku.txt"
+    f.write_text("4" + "." * 80 + "\n")  # dropped as "other type" before any solving
+    with pytest.raises(B.BuildError) as err:
+        B.build([f], None, opts(types=("lightup",)))
+    assert err.value.hint == "--types left out sudoku, which an installed codec reads: add it " \
+                             "to --types"
+
+
+def _sudoku4_lines(n: int) -> list[str]:
+    """`n` uniquely solvable 4x4 sudoku lines: one full grid with a few cells blanked (one
+    blank per row, column and box at most leaves one way to fill each)."""
+    grid = "1234341221434321"
+    blanks = [(0, 5), (0, 15), (5, 10), (10, 15), (0, 10), (5, 15), (1, 14), (2, 13)]
+    return ["".join("." if i in b else ch for i, ch in enumerate(grid)) for b in blanks[:n]]
+
+
+def test_a_datasets_golden_puzzles_file_is_golden_when_read_back(tmp_path):
+    """DATASET_FORMAT.md: a dataset's puzzles.jsonl files are sources, to rebuild with another
+    seed; a rebuild from all three read golden/puzzles.jsonl as pool, so every golden puzzle
+    went into train or val."""
+    if "sudoku" not in installed():
+        pytest.skip("sudoku codec not installed")
+    lines = _sudoku4_lines(8)
+    (tmp_path / "golden_s.txt").write_text("\n".join(lines[:2]) + "\n")
+    (tmp_path / "pool.txt").write_text("\n".join(lines[2:]) + "\n")
+    o = opts(types=("sudoku",), sizes={"sudoku": (4, 4)}, val_per_type=1, augment=2)
+    first = B.build([tmp_path / "golden_s.txt", tmp_path / "pool.txt"], tmp_path / "ds", o)
+    assert sum(first.puzzles["golden"].values()) > 0
+    back = [tmp_path / "ds" / s / "puzzles.jsonl" for s in B.SPLITS]
+    again = B.build(back, tmp_path / "ds2", o)
+    assert again.puzzles["golden"] == first.puzzles["golden"]
+    keys = _keys(tmp_path / "ds2")
+    assert not keys["golden"] & (keys["train"] | keys["val"])
+    folder = B.collect_sources([tmp_path / "ds" / "golden"])  # the split's folder too
+    assert [f.role for f in folder] == ["golden"]
+
+
+def test_sources_no_reader_knows_are_named_in_the_hint(tmp_path):
+    """An ARC folder given without --family arc, or a JSON file of no known kind, ended in
+    "the sources hold no records (a file with only its header?)"."""
+    arc = tmp_path / "arc-agi_training_challenges.json"
+    arc.write_text(json.dumps({"007bbfb7": {"train": [], "test": []}}))
+    with pytest.raises(B.BuildError) as e:
+        B.build([arc], None, opts())
+    assert "--family arc" in e.value.hint
+    other = tmp_path / "notes.json"
+    other.write_text('{"a": 1}')
+    with pytest.raises(B.BuildError) as e:
+        B.build([other], None, opts())
+    assert e.value.hint.startswith("no reader recognises notes.json")
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    with pytest.raises(B.BuildError) as e:
+        B.build([empty, other], None, opts())
+    assert "no records" in e.value.hint
+
+
+@pytest.mark.parametrize("args", [
+    ["missing.jsonl"], ["SRC", "--golden", "missing.jsonl"], ["SRC", "--limit", "1",
+    "--subsample", "1"], ["SRC", "--val-per-type", "-1"], ["SRC", "--workers", "-1"],
+    ["SRC", "--augment", "0"], ["SRC", "--val-pool", "some"], ["SRC", "--augmentation", "x"],
+    ["SRC", "--train-puzzles", "-1"], ["SRC", "--test-set", "evaluation"], ["EMPTY"],
+    ["SRC", "--out", "SRC/a.jsonl"], ["SRC", "--val-from", "EMPTY"],
+])
+def test_every_mistake_says_what_to_do(tmp_path, args):
+    """Each of these was an `error:` line alone, with no `hint:` (README: every user mistake
+    gives both)."""
+    import typer
+    from typer.testing import CliRunner
+
+    from ptrm_cli.commands.build_data import build_data
+
+    (tmp_path / "src").mkdir()
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "src" / "a.jsonl").write_text("")
+    names = {"SRC": str(tmp_path / "src"), "EMPTY": str(tmp_path / "empty")}
+    args = [names.get(a, a.replace("SRC", names["SRC"])) for a in args]
+    if "--out" not in args:
+        args += ["--out", str(tmp_path / "ds")]
+    app = typer.Typer()
+    app.command()(build_data)
+    res = CliRunner().invoke(app, args)
+    assert isinstance(res.exception, B.PtrmError), res.output
+    assert res.exception.hint, str(res.exception)
+    assert not (tmp_path / "ds").exists()

@@ -150,6 +150,21 @@ def test_a_ptrm_record_whose_answer_is_not_its_board_is_a_malformed_line(tmp_pat
                    (2, "ptrm record: 'answer' must be rows of numbers")]
 
 
+def test_a_ptrm_record_whose_url_is_another_type_is_a_malformed_line(tmp_path):
+    """`{"type": "sudoku", "url": "...?akari/10/10/..."}` was dropped as "wrong size" (the
+    akari board is not sudoku's 9x9), which sent the reader to --sizes."""
+    if not {"lightup", "sudoku"} <= installed():
+        pytest.skip("needs the lightup and sudoku codecs")
+    f = tmp_path / "r.jsonl"
+    url = "https://puzz.link/p?akari/10/10/" + "." * 100
+    f.write_text("".join(json.dumps({"type": t, "url": url, "answer": [[0] * 10] * 10}) + "\n"
+                         for t in ("sudoku", "akari", "lightup")))
+    _, items, bad = read(f)
+    assert [it.loc for it in items] == [2, 3]  # akari is lightup's URL name
+    assert bad == [(1, "ptrm record: 'type' is 'sudoku' but the URL is a lightup puzzle")]
+    assert src.url_type("https://puzz.link/p?hitori/5/5/x") is None  # no codec: not judged
+
+
 def test_url_size_and_type_aliases():
     assert src.url_size("https://puzz.link/p?akari/10/16/abc") == (16, 10)
     assert src.url_size("http://pzv.jp/p.html?heyawake/v:x/7/5/00") == (5, 7)

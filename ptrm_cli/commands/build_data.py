@@ -101,7 +101,8 @@ def build_data(
     if out is None and not dry_run:
         raise PtrmError("missing --out OUTDIR", hint="or --dry-run to count without writing")
     if test_set is not None and family != "arc":
-        raise PtrmError("--test-set names an ARC subset: it applies with --family arc only")
+        raise PtrmError("--test-set names an ARC subset: it applies with --family arc only",
+                        hint="leave it out, or add --family arc to build ARC challenge files")
     if family == "arc":  # Kaggle ARC challenge files: TRM's recipe (ptrm_cli/arc_data.py)
         if ignored := given_options(ctx, keep=ARC_OPTIONS):
             verb = "does" if len(ignored) == 1 else "do"
@@ -131,12 +132,16 @@ def build_data(
                 console.print(f"wrote [bold]{esc(summary['out'])}[/]")
         return
     if limit is not None and subsample is not None:
-        raise PtrmError("--limit and --subsample do not combine: pick one")
+        raise PtrmError("--limit and --subsample do not combine: pick one",
+                        hint="--limit N reads each file's first N records, --subsample N a "
+                             "seeded random N")
     for name, v in (("--val-per-type", val_per_type), ("--val-tapa", val_tapa),
                     ("--limit", limit), ("--subsample", subsample),
                     ("--train-puzzles", train_puzzles), ("--workers", workers)):
         if v is not None and v < 0:
-            raise PtrmError(f"{name} must be 0 or more, not {v}")
+            raise PtrmError(f"{name} must be 0 or more, not {v}",
+                            hint="--workers 0 uses every core" if name == "--workers" else
+                            f"leave {name} out for its default")
     if val_tapa is None:  # rounded up: --val-per-type 1 still holds one tapa out
         val_tapa = (val_per_type + 1) // 2
     if (names := type_list(types)) is not None:  # a typo is a usage error, not 0 puzzles later
