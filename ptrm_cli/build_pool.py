@@ -33,6 +33,8 @@ def pmap(fn: Callable, tasks: list, workers: int, tick: Callable[[int], None],
             yield result
         return
     method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
+    # no more processes than chunks to hand out: `-j 500` started 500 for a few dozen tasks
+    workers = min(workers, -(-len(tasks) // chunksize))
     with sigterm_held():
         pool = mp.get_context(method).Pool(workers, initializer=quiet_worker)
     with pool:
