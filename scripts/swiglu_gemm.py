@@ -202,8 +202,8 @@ def main() -> int:
         saved = t_engine - best["ms"]
         out["best"] = [best["kernel"], best["config"]]
         out["step_saving_ms"] = 42 * saved  # 21 applications of 2 blocks a step
-        print(f"best {best['kernel']} {best['config']}: saves {saved:.3f} ms a block, {42 * saved:.0f} ms a "
-              f"step of {args.rows} rows = {48 * 42 * saved / 61:.0f} ms a golden puzzle at "
+        print(f"best {best['kernel']} {best['config']}: saves {saved:.3f} ms a block, "
+              f"{42 * saved:.0f} ms a step of {args.rows} rows = {48 * 42 * saved / 61:.0f} ms a golden puzzle at "
               f"K=100, D=48 (session 21's fast run: 450.9 ms a puzzle on an H100)")
     if args.json:
         with open(args.json, "w") as f:
