@@ -195,7 +195,8 @@ def main() -> int:
         out["fused"].append(row)
         print(f"fused {name} {config}: {t:.3f} ms ({row['tflops']:.0f} TFLOP/s), "
               f"{row['vs_engine']:.2f}x the engine's pair; rel err {row['rel_err']:.2e} "
-              f"(engine {row['engine_rel_err']:.2e}); identical {row['identical_to_engine_all']:.1%}")
+              f"(engine {row['engine_rel_err']:.2e}); "
+              f"identical {row['identical_to_engine_all']:.1%}")
         del h
     if out["fused"]:
         best = min(out["fused"], key=lambda r: r["ms"])
@@ -203,8 +204,9 @@ def main() -> int:
         out["best"] = [best["kernel"], best["config"]]
         out["step_saving_ms"] = 42 * saved  # 21 applications of 2 blocks a step
         print(f"best {best['kernel']} {best['config']}: saves {saved:.3f} ms a block, "
-              f"{42 * saved:.0f} ms a step of {args.rows} rows = {48 * 42 * saved / 61:.0f} ms a golden puzzle at "
-              f"K=100, D=48 (session 21's fast run: 450.9 ms a puzzle on an H100)")
+              f"{42 * saved:.0f} ms a step of {args.rows} rows = "
+              f"{48 * 42 * saved / 61:.0f} ms a golden puzzle at K=100, D=48 "
+              "(session 21's fast run: 450.9 ms a puzzle on an H100)")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(out, f, indent=1)
