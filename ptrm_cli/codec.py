@@ -723,7 +723,8 @@ def _detect(text: str, source: str | None) -> tuple[Codec, bool]:
     named = type_named(lines[0].lower())
     if named is not None:
         return named, False
-    candidates = [reg.codec for reg in _load().values() if _sniffs(reg, stripped)]
+    claiming = [reg for reg in _load().values() if _sniffs(reg, stripped)]
+    candidates = [reg.codec for reg in claiming]
     if len(candidates) == 1:
         return candidates[0], True
     if not candidates:
@@ -735,8 +736,11 @@ def _detect(text: str, source: str | None) -> tuple[Codec, bool]:
         raise ParseError("cannot tell the puzzle type: expected a puzz.link URL, pzprv3 text, "
                          "or a grid whose first line names the type",
                          source=source, hint="pass --codec TYPE")
-    names = ", ".join(c.name for c in candidates)
-    raise ParseError(f"ambiguous puzzle text: it could be {names}", source=source,
+    # each claim with the package whose `sniff` made it: a plugin that claims another type's
+    # grids is found by its name here, not by uninstalling plugins one by one
+    names = ", ".join(f"{reg.codec.name} ({reg.provider})" for reg in claiming)
+    raise ParseError(f"ambiguous puzzle text: the sniff of more than one codec claims it: "
+                     f"{names}", source=source,
                      hint="pass --codec TYPE or put the type on the first line")
 
 

@@ -33,7 +33,8 @@ What is checked:
     gives back the original (a PtrmError marks a symmetry the type does not have); trajectory
     states agree with the solution on every filled cell, grow with k, and encode; single-cell
     changes of the solution are rejected by `verify`; `sniff`, where the codec has one,
-    answers a bool and never raises; `render` returns a Rich renderable that draws. A section
+    answers a bool and never raises, and claims no other installed codec's example (less its
+    type line) that codec's own sniff claims; `render` returns a Rich renderable that draws. A section
     that crashes is one finding naming the codec method that raised.
 """
 
@@ -88,7 +89,8 @@ def check_codec(codec: Codec, samples: Sequence[Sample], *, registered: bool = T
     if not samples:
         problems.append("no samples to check")
     for name, run in (("example", lambda: _example_problems(codec, detect=registered)),
-                      ("legend", lambda: _legend_problems(codec, samples))):
+                      ("legend", lambda: _legend_problems(codec, samples)),
+                      ("sniff", lambda: _sniff_claim_problems(codec))):
         try:
             problems += run()
         except Exception as e:  # a crash is a finding, not the end of the report
@@ -543,6 +545,50 @@ def _render_problems(codec: Codec, puzzle: Puzzle, solution: Solution) -> list[s
             out.append(why)
             continue
         console.print(drawn)
+    return out
+
+
+def _headerless(text: str) -> str:
+    """`text` less a first line naming an installed type: the header-less grid `sniff` is
+    asked about (`ptrm solve` reads a named type by its name and never asks)."""
+    lines = text.strip().splitlines()
+    if len(lines) > 1 and registry.type_named(lines[0].strip()) is not None:
+        return "\n".join(lines[1:])
+    return text
+
+
+def _sniff_claim_problems(codec: Codec) -> list[str]:
+    """`sniff` must claim only text that is unambiguously this type: a header-less grid that
+    another installed codec's sniff already claims (its example less the line naming its
+    type) becomes "ambiguous" in `ptrm solve` once this codec is installed, so a sniff that
+    answers True to everything breaks every other type's header-less grids (a plain sudoku),
+    while each sample of its own passes."""
+    if not _overrides(codec, "sniff"):
+        return []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # other plugins' load failures are not ours to report
+        others = [reg for name, reg in registry.registered().items()
+                  if name != codec.name and isinstance(reg.codec.example, str)
+                  and reg.codec.example.strip()]
+    out = []
+    for reg in others:
+        text = _headerless(reg.codec.example)
+        try:
+            theirs = bool(reg.codec.sniff(text))
+        except Exception:  # noqa: BLE001 - their sniff is their own conformance's business
+            continue
+        if not theirs:
+            continue  # `ptrm solve` does not read it as theirs without a type line anyway
+        try:
+            mine = codec.sniff(text)
+        except Exception:  # noqa: BLE001 - a sniff that raises is reported per sample
+            continue
+        if mine:
+            shown = "example" + (" less its type line" if text != reg.codec.example else "")
+            out.append(f"sniff claims {reg.codec.name}'s {shown} ({reg.provider}), which "
+                       f"{reg.codec.name}'s own sniff claims: `ptrm solve` would call such "
+                       f"input ambiguous instead of reading it as {reg.codec.name}; answer "
+                       f"True only for text that is unambiguously {codec.name}")
     return out
 
 

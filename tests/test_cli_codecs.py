@@ -179,6 +179,44 @@ def test_a_plugin_whose_sniff_breaks_does_not_stop_the_others(monkeypatch, fresh
     assert any("'sniffy'" in str(w.message) and "oops" in str(w.message) for w in caught)
 
 
+def test_a_plugin_whose_sniff_claims_everything_is_named_in_the_ambiguity(
+        monkeypatch, fresh_registry, installed_codec):
+    """A plugin whose sniff answers True to everything made a plain sudoku grid (the README's
+    first command) "ambiguous: it could be sudoku, greedy", naming no package: the user could
+    not tell which installed plugin to blame."""
+    sudoku = installed_codec("sudoku")
+
+    class Greedy(type(sudoku)):
+        name, description, url_ids = "greedy", "a plugin whose sniff claims all", ()
+
+        def sniff(self, text):
+            return True
+
+    import sys
+    import types
+
+    module = types.ModuleType("ptrm_test_greedy_plugin")
+    module.Greedy = Greedy
+    monkeypatch.setitem(sys.modules, "ptrm_test_greedy_plugin", module)
+    _with_extra_entry_points(monkeypatch, metadata.EntryPoint(
+        "greedy", "ptrm_test_greedy_plugin:Greedy", registry.ENTRY_POINT_GROUP))
+    grid = "\n".join(["1" + "." * 8] + ["." * 9] * 8)  # a header-less sudoku grid
+    with pytest.raises(ParseError) as e:
+        registry.detect(grid, source="s.txt")
+    message = str(e.value)
+    assert message.startswith("s.txt: ambiguous puzzle text"), message
+    assert "sudoku (ptrm " in message and "greedy (?)" in message, message
+    assert e.value.hint and "--codec TYPE" in e.value.hint
+
+
+def test_dev_without_a_type_has_a_hint():
+    """`ptrm codecs --dev` was an error line without the hint every mistake gets."""
+    result = runner.invoke(app, ["codecs", "--dev"])
+    assert result.exit_code == 2, result.output
+    assert "error: --dev applies to one type" in result.output
+    assert "hint: name the type, e.g. ptrm codecs sudoku --dev" in result.output, result.output
+
+
 # -- bad puzzle text ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("text, error, match", [

@@ -213,6 +213,37 @@ def test_catches_a_sniff_that_raises_or_answers_non_bools(sudoku_samples):
     assert any("sniff returned str on its key, not a bool" in p for p in problems), problems
 
 
+def test_catches_a_sniff_that_claims_other_types_grids(sudoku_samples):
+    """A sniff answering True to everything passed every check (its own samples are its own),
+    yet once installed it made every header-less sudoku and maze grid "ambiguous" in
+    `ptrm solve`, the README's first command included."""
+    cls, samples = sudoku_samples
+
+    class Greedy(cls):
+        name = "greedy"
+
+        def sniff(self, text):
+            return True
+
+    class Modest(cls):
+        name = "modest"
+
+        def sniff(self, text):
+            return text.startswith("modest-only")
+
+    problems = _problems(Greedy, samples[:1], registered=False, mutations=False)
+    claims = [p for p in problems if p.startswith("sniff claims ")]
+    assert any(p.startswith("sniff claims sudoku's example less its type line (ptrm ")
+               and "`ptrm solve` would call such input ambiguous instead of reading it as "
+                   "sudoku" in p for p in claims), problems
+    assert not any(p.startswith("sample") for p in claims)  # said once, not once per sample
+    problems = _problems(Modest, samples[:1], registered=False, mutations=False)
+    assert not [p for p in problems if p.startswith("sniff")], problems
+    # the built-in sniffs claim nothing another codec claims: no finding for them
+    assert not [p for p in _problems(cls, samples[:1], mutations=False)
+                if p.startswith("sniff")]
+
+
 def test_a_decode_of_the_wrong_shape_is_said_in_one_line(sudoku_samples):
     cls, samples = sudoku_samples
 

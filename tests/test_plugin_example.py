@@ -67,6 +67,21 @@ def test_plugin_conforms(hitori):
     assert not problems, "\n".join(problems)
 
 
+def test_plugin_gives_users_a_page(hitori):
+    """The example plugin, the one docs/PLUGINS.md tells authors to start from, had no rules,
+    example or legend, which the same document's checklist asks for: `ptrm codecs hitori`
+    showed no example and a legend of "0 nothing entered (EMPTY)" alone, never saying what
+    1 (shaded) means, and `ptrm solve --json` gave that legend for its answers."""
+    from ptrm_cli import codec_page
+    from ptrm_cli.codec import legend_of
+
+    page = codec_page.as_json(hitori, codec_page.example_of(hitori))
+    assert page["rules"] and "connected" in page["rules"]
+    assert set(page["examples"]) == {"url", "pzprv3", "grid"}, page["examples"]
+    assert page["examples"]["url"] == HANDMADE_URL  # the puzzle proven unique above
+    assert set(legend_of(hitori)) == {0, 1} and "shaded" in legend_of(hitori)[1]
+
+
 def test_plugin_formats_and_errors(hitori):
     puzzle, solution = hitori.from_record({"url": HANDMADE_URL, "answer": HANDMADE_ANSWER})
     assert hitori.to_url(puzzle) == HANDMADE_URL

@@ -60,6 +60,13 @@ class HitoriCodec(Codec):
     url_ids = ("hitori",)
     families = (HITORI,)
     EMPTY = 0
+    # for `ptrm codecs hitori` (and, the legend, `ptrm solve --json`): docs/PLUGINS.md, section 2
+    rules = ("Shade some numbered cells so that no number repeats among the unshaded cells of "
+             "a row or a column, no two shaded cells touch side by side, and the unshaded cells "
+             "stay connected.")
+    example = "hitori\n2 1 2 4\n4 4 3 1\n3 3 4 2\n1 3 2 3"
+    legend = {0: "unshaded (its number drawn plainly)",
+              1: "shaded (its number drawn reversed and dim)"}
 
     # -- reading ---------------------------------------------------------------------------
     def parse(self, text: str, *, source: str | None = None) -> Parsed:

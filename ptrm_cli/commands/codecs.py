@@ -41,7 +41,9 @@ def list_codecs(
         _show_one(name, as_json, dev)
         return
     if dev:
-        raise PtrmError("--dev applies to one type: ptrm codecs TYPE --dev")
+        raise PtrmError("--dev applies to one type: ptrm codecs TYPE --dev",
+                        hint="name the type, e.g. ptrm codecs sudoku --dev; ptrm codecs "
+                             "lists the types")
     rows = []
     for name, reg in registry.registered().items():
         for fam in reg.codec.families:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import typer
@@ -22,7 +23,9 @@ def _parse_settings(items: list[str]) -> dict:
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
-            raise PtrmError(f"--set {item!r}: expected KEY=VALUE, e.g. --set L_cycles=6")
+            raise PtrmError(f"--set {item!r}: expected KEY=VALUE, e.g. --set L_cycles=6",
+                            hint="one setting per --set, its value after '=': --set "
+                                 "L_cycles=6 --set seq_len=81")
         try:
             out[key.strip()] = yaml.safe_load(value)
         except yaml.YAMLError:
@@ -39,11 +42,72 @@ def _families() -> dict:
 
 def _family(name: str):
     """An installed codec family, by name."""
+    from .. import codec as registry
+
     families = _families()
     if name not in families:
+        known = ", ".join(sorted(families))
+        typed = registry.type_named(name)  # a type's name (`--family sudoku`), not a family's
+        if typed is not None:
+            own = [f.name for f in typed.families]
+            raise PtrmError(f"--family {name!r} is a puzzle type, not a token family; "
+                            f"{typed.name}'s families: {', '.join(own)}",
+                            hint=f"pass one of them, e.g. --family {own[-1]} (the family of "
+                                 "the run's dataset; `ptrm codecs` lists each type's)")
         raise PtrmError(f"--family {name!r}: no installed codec has that family "
-                        f"(known: {', '.join(sorted(families))})")
+                        f"(known: {known})",
+                        hint="`ptrm codecs` lists the families (its family column); a plugin "
+                             "adds its own when installed")
     return families[name]
+
+
+#: what STEP_FILE is, for the hints of the errors that come from reading it
+STEP_HINT = ("STEP_FILE is the step_N file an official TRM run saves in its checkpoint folder "
+             "(torch.save of the model's state_dict)")
+
+
+def _refuse_puzzle(step_file: Path) -> None:
+    """A puzzle given as STEP_FILE (a puzz.link URL, a puzzle file): `ptrm convert` imports
+    model checkpoints, not puzzles, and the reader's own words ("no such file" for a URL,
+    mangled to `https:/...` by the path; "not a file written by torch.save") did not say so."""
+    from .. import codec as registry
+
+    shown = re.sub(r"^(https?):/(?!/)", r"\1://", str(step_file))  # Path drops one '/'
+    hint = ("`ptrm convert` imports an official TRM checkpoint (a model), it does not convert "
+            "puzzles; `ptrm solve` reads a puzzle in any of its forms (URL, pzprv3, plain "
+            "grid), and `ptrm codecs TYPE` shows them")
+    if not step_file.exists():
+        if re.match(r"^https?://", shown) or re.match(r"^[^/]*\?[A-Za-z0-9_]+/", shown):
+            raise PtrmError(f"{shown}: a puzzle URL, not a checkpoint file", hint=hint)
+        return
+    if not step_file.is_file():
+        return
+    try:
+        with open(step_file, "rb") as f:
+            head = f.read(1 << 16)
+    except OSError:
+        return  # the reader says what is wrong with it
+    if not head or head.startswith((b"PK", b"\x80")) or b"\x00" in head:
+        return  # a torch.save file (zip or pickle) or binary: the reader judges it
+    try:
+        text = head.decode("utf-8-sig")
+        found = registry.detect(text, source=str(step_file))
+    except (PtrmError, UnicodeDecodeError):
+        return
+    raise PtrmError(f"{step_file} is a {found.name} puzzle, not an official TRM checkpoint",
+                    hint=hint)
+
+
+def _import_hint(e: PtrmError, config: Path | None) -> str:
+    """A hint for an error of `import_official` that came without one."""
+    message = str(e)
+    if "(from --set)" in message:
+        return ("give each --set the value the official run used: its all_config.yaml "
+                "(`arch:` section) has them")
+    if config is not None and message.startswith(f"{config}:"):
+        return ("--config takes the run's all_config.yaml, which TRM writes beside its "
+                "step_N files")
+    return STEP_HINT
 
 
 def convert(
@@ -83,6 +147,7 @@ def convert(
     from ..engine.model import count_parameters
 
     given = _parse_settings(settings)
+    _refuse_puzzle(step_file)
     # an --out that cannot be a folder is said before the work, not after it
     refuse_file(out, hint="a checkpoint is a folder: give its path (it is created, or "
                           "replaced whole)")
@@ -95,7 +160,13 @@ def convert(
     if family:  # its table, and its length where nothing else says it: what its codec feeds
         fam = _family(family)
         layout = lambda V: (fam.seq_len, f"family {fam.name}")  # noqa: E731
-    model, vocab, meta = import_official(step_file, config_yaml=config, layout=layout, **given)
+    try:
+        model, vocab, meta = import_official(step_file, config_yaml=config, layout=layout,
+                                             **given)
+    except PtrmError as e:  # every mistake here gets its hint, as the README promises
+        if e.hint is None:
+            e.hint = _import_hint(e, config)
+        raise
     if family:  # the weights fix the vocabulary size: say which families have it
         V = model.config.vocab_size
         if len(fam.vocab) != V:
