@@ -834,3 +834,17 @@ def test_cpu_threads_leave_busy_cores_alone(monkeypatch):
 
     monkeypatch.setattr(os, "getloadavg", no_load)   # no load average here: every core
     assert solver.cpu_threads() == 8
+
+
+def test_a_type_read_off_the_grid_alone_is_said(ckpt):
+    """A header-less lightup grid ('-' a wall, digits its clues) reads as a 4x4 sudoku too: it
+    was solved as one without a word. A grid that names no type now says what it was read
+    as; a grid with its type line, a URL, or --codec say nothing."""
+    grid = ". . . .\n1 . . .\n. . . 2\n- . . -\n"
+    r, out = solve_json(ckpt, "-", input=grid)
+    said = [n for n in out["notes"] if "names no type" in n]
+    assert said == ["the text names no type and reads like sudoku; if it is another type, "
+                    "start it with a line naming the type, or pass --codec TYPE"]
+    for given, extra in (("lightup\n" + grid, []), (grid, ["--codec", "lightup"])):
+        r, out = solve_json(ckpt, "-", *extra, input=given)
+        assert not [n for n in out["notes"] if "names no type" in n], out["notes"]

@@ -118,7 +118,7 @@ def solve(
         ptrm solve puzzle.txt -c runs/my-run/checkpoints/best --sigma 1.0
     """
     from .. import arc_solve, solver  # torch and the engine load here, not at `ptrm --help`
-    from ..codec import legend_json, type_guessed, violations_of
+    from ..codec import guessed_hint, legend_json, type_guessed, violations_of
 
     if sigma is not None and not 0 <= sigma < math.inf:  # here, not by typer: NaN too
         raise PtrmError(f"--sigma {sigma}: expected a finite number >= 0")
@@ -152,9 +152,9 @@ def solve(
     if views is not None or identifiers is not None:
         raise PtrmError("--views and --identifiers apply to ARC tasks (--task)")
     c, parsed = solver.parse_puzzle(text, codec=codec, source=source)
+    guessed = codec is None and type_guessed(text)
     # before the model loads, let alone runs
-    solver.check_solvable(c, parsed.puzzle, source,
-                          guessed=codec is None and type_guessed(text))
+    solver.check_solvable(c, parsed.puzzle, source, guessed=guessed)
     # --json's legend, read now: a plugin's broken legend is said before the rollouts, not
     # after them, losing their result
     legend = legend_json(c) if as_json else None
@@ -173,6 +173,8 @@ def solve(
         err_console.print(f"[yellow]note:[/] {esc(text)}", highlight=False, soft_wrap=True)
 
     solver.encode_puzzle(c, parsed.puzzle, family, source)  # one it cannot hold: no note first
+    if guessed:  # a header-less lightup grid was solved as a sudoku without a word
+        note(guessed_hint(c))
     if (unseen := solver.outside_training(loaded, parsed.puzzle)) is not None:
         note(unseen)
     D = D or loaded.config.halt_max_steps
