@@ -105,9 +105,15 @@ def _where_to_look(p: Path) -> str:
     from .errors import did_you_mean
 
     parent = p.parent
+    if parent.is_file():  # `a.jsonl/x`: "does not exist either" said of a file that does
+        return f"{parent} is a file, not a folder: check the path"
     if not parent.is_dir():
         return f"the folder {parent} does not exist either: check the path"
-    near = did_you_mean([p.name], [f.name for f in parent.iterdir()])
+    try:
+        names = [f.name for f in parent.iterdir()]
+    except OSError:  # a folder it may not list (a hint must not end in a traceback)
+        names = []
+    near = did_you_mean([p.name], names)
     return (f"{parent} holds no {p.name!r}{near}" if near else
             f"{parent} holds no {p.name!r}: check the path (relative paths start at the "
             "folder ptrm runs in)")

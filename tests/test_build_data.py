@@ -1023,3 +1023,25 @@ def test_every_mistake_says_what_to_do(tmp_path, args):
     assert isinstance(res.exception, B.PtrmError), res.output
     assert res.exception.hint, str(res.exception)
     assert not (tmp_path / "ds").exists()
+
+
+def test_a_missing_source_under_a_file_is_not_told_the_file_is_missing(tmp_path):
+    """`a.jsonl/x` was told "the folder a.jsonl does not exist either": it does, as a file."""
+    f = tmp_path / "a.jsonl"
+    f.write_text("")
+    with pytest.raises(B.PtrmError) as e:
+        B.collect_sources([f / "x.jsonl"])
+    assert e.value.hint == f"{f} is a file, not a folder: check the path"
+
+
+def test_a_missing_source_in_a_folder_it_may_not_list_is_still_one_message(
+        tmp_path, monkeypatch):
+    """The near names a missing source's hint offers are read from its folder: one it may not
+    list raised PermissionError from inside the hint."""
+    def refused(self):
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "iterdir", refused)
+    with pytest.raises(B.PtrmError, match="no such file") as e:
+        B.collect_sources([tmp_path / "b.jsonl"])
+    assert "holds no 'b.jsonl'" in e.value.hint

@@ -784,6 +784,44 @@ def test_a_run_that_makes_no_puzzle_leaves_no_file(installed_codec, tmp_path, mo
         assert said.format(out.parent / name) in res.stderr, res.stderr
 
 
+def test_a_first_puzzle_the_disk_refuses_leaves_no_file(installed_codec, tmp_path, monkeypatch):
+    """The file is made with its first line; a full disk at that line left the file just made
+    (empty, or one cut line) and a hint that "the puzzles written so far are kept"."""
+    import errno
+
+    from ptrm_cli.generate import runner
+
+    installed_codec("lightup")
+    job = Job("lightup", 6, 6, 1, Knobs())
+
+    def full_disk(fd):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(runner.os, "fsync", full_disk)
+    out, target = tmp_path / "l.jsonl", tmp_path / "real" / "t.jsonl"
+    (tmp_path / "link.jsonl").symlink_to(target)  # a dangling link: the file is made there
+    for given in (out, tmp_path / "link.jsonl"):
+        with pytest.raises(PtrmError, match="first puzzle .*No space.*nothing kept") as failed:
+            run(job, 2, given)
+        assert failed.value.summary["made"] == 0 and "kept" not in failed.value.hint
+    assert not out.exists() and not target.exists() and (tmp_path / "link.jsonl").is_symlink()
+
+
+def test_a_folder_it_cannot_make_is_refused_before_the_first_puzzle(installed_codec, tmp_path):
+    """With the file made at the first write, an --out whose folder cannot be made (or
+    written) was found only after the first puzzle, which may take minutes; the standalone
+    maze command takes no lock, which would have found it."""
+    if not os.path.isdir("/proc/self"):
+        pytest.skip("needs Linux's /proc (a place no one may make a folder)")
+    installed_codec("lightup")
+
+    def made(task):
+        raise AssertionError("a puzzle was made before the --out was checked")
+
+    with pytest.raises(PtrmError, match="ptrm-review/l.jsonl: cannot create it"):
+        run(Job("lightup", 6, 6, 1, Knobs()), 1, "/proc/ptrm-review/l.jsonl", make=made)
+
+
 def test_ctrl_c_inside_a_solve_is_an_interrupt(installed_codec, tmp_path):
     """With one worker the puzzle is made in this process, where Ctrl-C during a CaDiCaL solve
     or a cardinality encoding came out as pysat's `error: Caught keyboard interrupt` and a

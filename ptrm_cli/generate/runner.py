@@ -10,6 +10,8 @@ file is the same as one made in a single run, with any worker count.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import multiprocessing as mp
 import os
@@ -96,8 +98,8 @@ class ResumableJsonl:
 
     Opening it drops a trailing partial line (an interrupted write), checks that the records
     already there come from the same job, and reports their indices; `write` appends one whole
-    line and fsyncs it. A new file is made by the first `write`: none is left by a run that
-    made no puzzle."""
+    line and fsyncs it. A new file is made by the first `write` (its folder is made and
+    checked at once): none is left by a run that made no puzzle."""
 
     def __init__(self, path: str | os.PathLike, job: Job):
         self.path = Path(path)
@@ -105,7 +107,8 @@ class ResumableJsonl:
         self.done: set[int] = set()
         self._fd: int | None = None  # a new file is made at the first write, not here
         try:  # a user's path: a symlink loop, a file without read or write permission
-            if self._exists():
+            exists = self._exists()
+            if exists:
                 self._scan()
                 self._fd = self._open()  # a file it cannot append to: said before any work
         except OSError as e:
@@ -113,6 +116,8 @@ class ResumableJsonl:
                             f"({write_problem(self.path, e)})",
                             hint="pass a .jsonl path you can read and write; generate reads "
                                  "it back to resume") from None
+        if not exists:
+            self._check_creatable()
 
     def _exists(self) -> bool:
         """Whether there is a file to resume. Only "no such file" means a new one: any other
@@ -129,16 +134,38 @@ class ResumableJsonl:
         flags = os.O_WRONLY | os.O_APPEND | (os.O_CREAT if create else 0)
         return os.open(self.path, flags, 0o666)
 
+    def _check_creatable(self) -> None:
+        """Make the new file's folder and check that it may be written, now: with the file
+        made only at the first write, a folder it could not write was found after the first
+        puzzle (minutes, for a hard one). The folder is the real one a dangling symlink
+        points into, where the file will be made."""
+        folder = Path(os.path.realpath(self.path)).parent
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            if not os.access(folder, os.W_OK | os.X_OK):  # (a read-only mount says so too)
+                raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(folder))
+        except OSError as e:
+            raise self._cannot_create(e) from None
+
+    def _cannot_create(self, e: OSError) -> PtrmError:
+        return PtrmError(f"--out {self.path}: cannot create it ({write_problem(self.path, e)})",
+                         hint="pass a .jsonl path in a folder you can write")
+
     def _create(self) -> None:
         """Make the file for its first line: a run stopped or failed before its first puzzle
         left an empty file behind, which read as a result."""
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
             self._fd = self._open(create=True)
         except OSError as e:
-            raise PtrmError(f"--out {self.path}: cannot create it "
-                            f"({write_problem(self.path, e)})",
-                            hint="pass a .jsonl path in a folder you can write") from None
+            raise self._cannot_create(e) from None
+
+    def _discard(self) -> None:
+        """Remove the file `_create` made, when its first line could not be written (a full
+        disk): an empty file, or one cut line, read as a result. Removed where it lies, so a
+        dangling symlink --out keeps its link."""
+        self.close()
+        with contextlib.suppress(OSError):
+            os.unlink(os.path.realpath(self.path))
 
     def _scan(self) -> None:
         """Check every whole line first and only then drop a partial last line: a file that is
@@ -221,13 +248,20 @@ class ResumableJsonl:
 
     def write(self, line: str) -> None:
         data = (line + "\n").encode()
-        if self._fd is None:
+        first = self._fd is None  # this line makes the file
+        if first:
             self._create()
         try:
             while data:  # a write may take part of it (the last bytes before a full disk)
                 data = data[os.write(self._fd, data):]
             os.fsync(self._fd)
         except OSError as e:  # a full disk, a quota: the lines before this one are whole
+            if first:  # there are none: no file is left, as for a run that made no puzzle
+                self._discard()
+                raise PtrmError(f"{self.path}: cannot write the first puzzle "
+                                f"({e.strerror or e}): nothing kept, no file left",
+                                hint="make room (or pass another --out) and run the same "
+                                     "command again") from None
             raise PtrmError(f"{self.path}: cannot append a puzzle ({e.strerror or e})",
                             hint="make room and run the same command again: the puzzles "
                                  "written so far are kept, a cut line is dropped") from None
