@@ -57,7 +57,7 @@ def collect_sources(paths: Iterable[str | Path],
     suff = src.suffixes()
     for p in paths:
         p = Path(p)
-        if p.is_dir() and (p / "meta.json").is_file() and (p / "counts.json").is_file():
+        if _is_built_dataset(p):
             raise PtrmError(f"source {p} is a built dataset, not puzzle sources",
                             hint=f"its puzzles are in {p}/<split>/puzzles.jsonl (train, val, "
                                  "golden): pass those files")
@@ -87,8 +87,14 @@ def _dataset_golden(p: Path) -> bool:
     hint for a dataset given as a source says to pass its puzzles.jsonl files, and a rebuild
     from all three put every golden puzzle into train and val, silently."""
     folder = p.resolve().parent
-    return (p.name == "puzzles.jsonl" and folder.name == "golden"
-            and (folder.parent / "meta.json").is_file())
+    return p.name == "puzzles.jsonl" and folder.name == "golden" and \
+        _is_built_dataset(folder.parent)
+
+
+def _is_built_dataset(folder: Path) -> bool:
+    """A folder `ptrm build-data` wrote (its meta.json and counts.json), not one of sources."""
+    return folder.is_dir() and (folder / "meta.json").is_file() and \
+        (folder / "counts.json").is_file()
 
 
 def _not_a_file(p: Path, what: str):

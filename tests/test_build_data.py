@@ -973,6 +973,12 @@ def test_a_datasets_golden_puzzles_file_is_golden_when_read_back(tmp_path):
     assert not keys["golden"] & (keys["train"] | keys["val"])
     folder = B.collect_sources([tmp_path / "ds" / "golden"])  # the split's folder too
     assert [f.role for f in folder] == ["golden"]
+    # a file merely named so, beside a meta.json that no build wrote (no counts.json): pool
+    lookalike = tmp_path / "x" / "golden" / "puzzles.jsonl"
+    lookalike.parent.mkdir(parents=True)
+    lookalike.write_text((tmp_path / "ds" / "golden" / "puzzles.jsonl").read_text())
+    (tmp_path / "x" / "meta.json").write_text("{}")
+    assert [f.role for f in B.collect_sources([lookalike])] == ["pool"]
 
 
 def test_sources_no_reader_knows_are_named_in_the_hint(tmp_path):
