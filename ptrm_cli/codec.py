@@ -767,6 +767,8 @@ def parse(text: str, *, codec: str | None = None,
             e.hint = guessed_hint(c)
         elif codec and isinstance(e, OtherType) and e.hint is None:  # --codec chose wrong
             e.hint = other_type_hint(e)
+        elif e.hint is None:  # a codec's own reader said what is wrong, not what is right
+            e.hint = f"`ptrm codecs {c.name}` shows each form it reads, with an example"
         raise
     if not isinstance(parsed, Parsed) or not isinstance(parsed.puzzle, Puzzle):
         raise bug(c, f"parse returned {type(parsed).__name__}, not Parsed(puzzle, ...)")

@@ -240,9 +240,11 @@ def run_keys(s: "EvalSettings") -> list[str]:
 
 def provenance(loaded: LoadedModel) -> dict:
     """What made a report: when, from which checkpoint, on what, with which versions (as a
-    checkpoint records them; "ptrm" in a report holds the PTRM runs, hence `ptrm_version`)."""
+    checkpoint records them; "ptrm" in a report holds the PTRM runs, hence `ptrm_version`),
+    and torch's CPU threads (a CPU evaluation repeats bit for bit only with as many)."""
     return {"created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "checkpoint": loaded.path, "device": _device_name(loaded.device),
+            "cpu_threads": torch.get_num_threads(),
             "ptrm_version": __version__, "torch": torch.__version__}
 
 

@@ -106,6 +106,8 @@ def test_eval_report_names_the_versions_that_made_it(report):
     rep, _ = report
     assert (rep["ptrm_version"], rep["torch"]) == (ptrm_cli.__version__, torch.__version__)
     assert isinstance(rep["ptrm"], list)  # the PTRM runs keep their key
+    # and the CPU threads, which a CPU evaluation's bits depend on
+    assert rep["cpu_threads"] == torch.get_num_threads()
 
 
 def test_eval_report_contents(report, ckpt):

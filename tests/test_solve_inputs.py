@@ -246,3 +246,17 @@ def test_a_device_name_torch_does_not_use_says_which_it_does(device, hint):
     r = ptrm("solve", "x", "--device", device)
     said = " ".join(r.output.split())
     assert r.exit_code == 2 and "hint: " in said and hint in said.split("hint: ")[1], r.output
+
+
+def test_a_codecs_own_reading_error_points_at_its_page():
+    """A codec's reader says what is wrong (a URL body too short, a grid row too short) but
+    gave no hint, though every mistake has one: its `ptrm codecs TYPE` page shows each form."""
+    from ptrm_cli import solver
+    from ptrm_cli.errors import ParseError
+
+    if "lightup" not in installed_codecs():
+        pytest.skip("lightup codec not installed")
+    for text in ("https://puzz.link/p?akari/10/10/...", "lightup\n. . .\n. .\n"):
+        with pytest.raises(ParseError) as e:
+            solver.parse_puzzle(text, source="p")
+        assert e.value.hint == "`ptrm codecs lightup` shows each form it reads, with an example"

@@ -131,6 +131,21 @@ def test_the_start_line_says_an_epoch_draws_one_version_of_each_puzzle():
            "5 updates of 16; writing r" in _start_line(fields)
 
 
+def test_the_start_line_says_a_cpu_compiles_first():
+    """ppbench-att.yaml on a CPU compiled for over two minutes after the start line, silent."""
+    from ptrm_cli.engine.train_log import _start_line
+
+    def line(device, compile):
+        return _start_line({"parameters": 7, "device": device, "training_examples": 10,
+                            "examples_per_epoch": 10.0, "total_steps": 5,
+                            "config": {"data": {"path": "d"}, "run_dir": "r",
+                                       "train": {"global_batch_size": 2, "compile": compile}}})
+
+    assert line("cpu", True).endswith("writing r; compiling the step first (minutes on a CPU; "
+                                      "--set train.compile=false skips it)")
+    assert line("cpu", False).endswith("writing r") and line("cuda:0", True).endswith("writing r")
+
+
 def test_the_summary_names_the_best_checkpoint(sudoku4, reference_run, capsys, monkeypatch,
                                                 tmp_path):
     """The summary named only the last step_N, while what comes next (`ptrm eval -c`, `ptrm

@@ -451,10 +451,11 @@ class TRM(nn.Module):
         return Carry(y, z)
 
     def fixed_order_norm(self, on: bool = True) -> "TRM":
-        """Sum every RMSNorm's squares in a fixed pairwise order (`pairwise_mean_square`), or
-        again by a reduction kernel (on=False, the default). On, a compiled engine on a GPU
-        gives this model's eager results bit for bit (`ptrm bench --exact`); the values are
-        the same function up to float32 rounding, so weights need no change. Returns self."""
+        """Sum every RMSNorm's squares in a fixed pairwise order (`pairwise_mean_square`), or,
+        with on=False, by a reduction kernel again (what a new model does). On, a compiled
+        engine on a GPU gives this model's eager results bit for bit (`ptrm bench --exact`);
+        the values are the same function up to float32 rounding, so weights need no change.
+        Returns self."""
         for block in self.L_level.layers:
             block.pairwise_norm = bool(on)
         return self

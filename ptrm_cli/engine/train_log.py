@@ -104,10 +104,13 @@ def _start_line(f: dict) -> str:
     # epoch" read as a contradiction of build-data's 1,420 training examples
     drawn = f"{n:,} training examples" + (f", {epoch:,} drawn an epoch (one version of each "
                                           "puzzle)" if epoch < n else "")
+    # compiling a 7M model's step took over two minutes on 2 cores, with nothing on screen
+    compiling = "; compiling the step first (minutes on a CPU; --set train.compile=false " \
+        "skips it)" if cfg["train"].get("compile") and str(f["device"]) == "cpu" else ""
     return (f"training {f['parameters']:,} parameters on {f['device']}: "
             f"{esc(cfg['data']['path'])} ({drawn}), {f['total_steps']:,} "
             f"update{'' if f['total_steps'] == 1 else 's'} of "
-            f"{cfg['train']['global_batch_size']:,}; writing {esc(cfg['run_dir'])}")
+            f"{cfg['train']['global_batch_size']:,}; writing {esc(cfg['run_dir'])}{compiling}")
 
 
 def _json_default(o):
