@@ -28,6 +28,9 @@
 #                                                   against eager, scripts/op_parity.py)
 #   run:   bash scripts/gpu/perf.sh exact          (any card, ~3 min: fast and eager with
 #                                                   --exact, the fixed-order RMSNorm)
+#   run:   bash scripts/gpu/perf.sh norm           (any card, ~1 min: add + RMSNorm with the
+#                                                   fixed-order sum as one Triton kernel against
+#                                                   Inductor's, scripts/norm_kernel.py)
 #   run:   bash scripts/gpu/perf.sh host_trace     (any card, ~3 min: what holds the training
 #                                                   host back, batch 192, with and without graphs)
 #   run:   bash scripts/gpu/perf.sh ddp_trace      (a 4-GPU machine, ~4 min: the same on every
@@ -105,6 +108,14 @@ swiglu() {
 parity() {
     setup
     timeout "$(left 300)" python3 scripts/op_parity.py --json "$OUT/op_parity.json" 2>&1 \
+        | grep -v Warning | tail -n 20
+}
+
+# Could --exact be free? The fixed-order sum as one Triton kernel of our own (written in
+# session 22 after its device time was spent: never run on a GPU yet)
+norm() {
+    setup
+    timeout "$(left 300)" python3 scripts/norm_kernel.py --json "$OUT/norm_kernel.json" 2>&1 \
         | grep -v Warning | tail -n 20
 }
 
