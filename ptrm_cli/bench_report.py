@@ -35,6 +35,16 @@ def _x(v) -> str:
     return "-" if v is None else f"{v:.2f}x"
 
 
+def tf(v) -> str:
+    """TFLOP/s as printed: one decimal, more below 1 (a CPU's or a tiny model's rate, which
+    read "0.0 TFLOP/s" beside "11.9% of peak")."""
+    if v is None:
+        return "-"
+    if not 0 < abs(v) < 0.95:  # 0, NaN, inf and the GPU's hundreds
+        return f"{v:.1f}"
+    return f"{v:.3f}" if abs(v) >= 0.001 else f"{v:.1e}"
+
+
 def _gb(b) -> str:
     return "-" if b is None else f"{b / 2**30:.1f} GB"
 
@@ -45,7 +55,7 @@ def line(e: dict) -> str:
         return f"{e['mode']}: error {e['error']}"
     if "ms_per_puzzle" not in e:
         return f"{e['mode']}: done"
-    return (f"{e['mode']}: {e['ms_per_puzzle']:.1f} ms/puzzle, {e['tflops']:.1f} TFLOP/s "
+    return (f"{e['mode']}: {e['ms_per_puzzle']:.1f} ms/puzzle, {tf(e['tflops'])} TFLOP/s "
             f"({100 * e['share_of_peak']:.1f}% of peak), peak mem {_gb(e.get('peak_mem_bytes'))}")
 
 
@@ -63,7 +73,7 @@ def table(r: dict) -> str:
              f"{r['puzzles']['source']} · K={o['K']} D={o['D']} "
              f"{noise(o['sigma'], o.get('perturb'))}"
              + (" · exact (RMSNorm summed in a fixed order)" if o.get("exact") else ""),
-             f"matmul peak (bf16 {r['peak']['n']}^3, measured): {r['peak']['tflops']:.1f} "
+             f"matmul peak (bf16 {r['peak']['n']}^3, measured): {tf(r['peak']['tflops'])} "
              f"TFLOP/s · fixed compute {r['fixed_flops_per_puzzle']:.3e} FLOP/puzzle · "
              f"rows in flight {r['rows_in_flight']}", ""]
     head = (f"{'mode':<14}{'ms/puzzle':>10}{'TFLOP/s':>9}{'%peak':>8}{'FLOP/puzzle':>13}"
@@ -79,7 +89,7 @@ def table(r: dict) -> str:
             continue
         vs = e["flops_per_puzzle"] / r["fixed_flops_per_puzzle"]
         pct = lambda key: "" if e.get(key) is None else f"{100 * e[key]:.1f}%"  # noqa: E731
-        lines.append(f"{e['mode']:<14}{e['ms_per_puzzle']:>10.1f}{e['tflops']:>9.1f}"
+        lines.append(f"{e['mode']:<14}{e['ms_per_puzzle']:>10.1f}{tf(e['tflops']):>9}"
                      # a space always: 11451.5% after 0.0 TFLOP/s was one number
                      f" {100 * e['share_of_peak']:>6.1f}%{e['flops_per_puzzle']:>13.3e}"
                      f"{vs:>9.3f}{_gb(e.get('peak_mem_bytes')):>10}"
@@ -131,7 +141,7 @@ def table(r: dict) -> str:
                          "(--gpus N) to measure how the time divides")
         for s in r["scaling"]["rows"]:
             lines.append(f"scaling {s['gpus']} GPU(s): {s['ms_per_puzzle']:.1f} ms/puzzle, "
-                         f"{s['tflops']:.1f} TFLOP/s, efficiency {100 * s['efficiency']:.0f}%, "
+                         f"{tf(s['tflops'])} TFLOP/s, efficiency {100 * s['efficiency']:.0f}%, "
                          f"identical to 1 GPU: {s['identical_to_1_gpu']}")
     return "\n".join(lines)
 

@@ -22,6 +22,15 @@ from .errors import PtrmError
 MODES = ("eager", "fast", "fast-autotune", "fast-step", "adaptive", "curve", "profile")
 FORMAT = "ptrm-bench/1"
 
+#: the hints of a split or a checkpoint that cannot be used (their readers, shared with eval
+#: and solve, give some of those errors none)
+SPLIT_HINT = ("--split golden, random, a PPBench JSONL file, a dataset folder, or a split name "
+              "with --data DIR")
+FAMILY_HINT = "give a dataset built for this model's token family (or the model trained on it)"
+CHECKPOINT_HINT = ("-c takes a checkpoint folder (`ptrm train`'s checkpoints/best, `ptrm "
+                   "convert`'s output) or an official TRM step_N file; leave it out for a "
+                   "random model (--model)")
+
 
 @dataclass
 class BenchOptions:
@@ -120,7 +129,12 @@ def load_model(o: BenchOptions, device: str):
     from .solver import LoadedModel, load_model as load_ckpt
 
     if o.checkpoint:
-        lm = load_ckpt(o.checkpoint, device, layouts=_layouts(o))
+        try:
+            lm = load_ckpt(o.checkpoint, device, layouts=_layouts(o))
+        except PtrmError as e:  # "-c X: no such file or directory" came with no hint
+            if not e.hint:
+                e.hint = CHECKPOINT_HINT
+            raise
         return lm, f"checkpoint {lm.path}"
     name = o.model or DEFAULT_RANDOM_MODEL
     make, family, init = RANDOM_MODELS[name]
@@ -163,10 +177,11 @@ def load_puzzles(o: BenchOptions, loaded) -> Puzzles:
     the codecs and a matching vocabulary are all here), else random tokens. With fewer puzzles
     in the split than --puzzles, the split is repeated (a benchmark needs the batch size)."""
     cfg = loaded.config
-    ev, types = None, None
+    ev, types, dataset = None, None, False
     if o.data is not None:  # a typo must not turn into a benchmark on random tokens
         if not Path(o.data).is_dir():
-            raise PtrmError(f"--data {o.data}: no such dataset folder")
+            raise PtrmError(f"--data {o.data}: no such dataset folder",
+                            hint="give the folder `ptrm build-data --out` wrote")
         if o.split in ("auto", "random"):
             raise PtrmError(f"--data names a dataset, but --split {o.split} does not read one",
                             hint="--split val (or another split name of that dataset)")
@@ -177,9 +192,14 @@ def load_puzzles(o: BenchOptions, loaded) -> Puzzles:
         types = o.types
         if types is None and split == "golden" and o.data is None:
             types = golden_types(loaded)
+        # the first --puzzles only: a 49k-line list file took two minutes to read whole. A
+        # dataset split is cut before --types picks its rows (eval_sets), so with --types it is
+        # read whole: `--split val --data DS --types tapa --puzzles 4` found "no tapa puzzles"
+        # in the first four rows and ran those (lightup, heyawake) as labels only
+        dataset = o.data is not None or Path(o.split).expanduser().is_dir()
+        limit = None if types is not None and dataset else o.puzzles
         try:
-            # the first --puzzles only: a 49k-line list file took two minutes to read whole
-            ev = resolve_split(split, o.data, loaded, types=types, limit=o.puzzles)
+            ev = resolve_split(split, o.data, loaded, types=types, limit=limit)
         except (PtrmError, OSError, ValueError, IndexError, KeyError) as e:
             # --types asked for puzzles of the split: random tokens would time none of them
             if o.split == "auto" and o.types is None:
@@ -187,6 +207,11 @@ def load_puzzles(o: BenchOptions, loaded) -> Puzzles:
             else:
                 arrays = _dataset_arrays(o, loaded)
                 if arrays is None:
+                    if isinstance(e, PtrmError) and not e.hint:  # eval_sets gives none
+                        e.hint = SPLIT_HINT
+                        if o.types is not None and "puzzles to evaluate" in str(e):
+                            e.hint = ("--types takes puzzle types the split holds (`ptrm "
+                                      "codecs` lists the installed ones)")
                     raise
                 log(f"no rules verifier for this data ({e}); judging by labels only")
                 return arrays
@@ -197,14 +222,16 @@ def load_puzzles(o: BenchOptions, loaded) -> Puzzles:
         return Puzzles(x, None, None, ids, f"random tokens ({o.puzzles} puzzles)")
     n = len(ev)
     if n == 0:
-        raise PtrmError(f"{ev.name}: no puzzles to run")
+        raise PtrmError(f"{ev.name}: no puzzles to run", hint=SPLIT_HINT)
     idx = torch.arange(o.puzzles) % n
     verifiers = [ev.verifiers[i] for i in idx.tolist()]
     ids = None if ev.puzzle_ids is None else ev.puzzle_ids[idx]
     rep = "" if o.puzzles <= n else f", repeated to {o.puzzles}"
     only = "" if types is None else " " + ",".join(types)
+    # a dataset's split by its folder: "golden" alone read as the wheel's golden set
+    name = f"{Path(o.data or o.split)}/{ev.name}" if dataset else ev.name
     return Puzzles(ev.inputs[idx], ev.labels[idx], verifiers, ids,
-                   f"{ev.name}{only} ({min(n, o.puzzles)} puzzles{rep})",
+                   f"{name}{only} ({min(n, o.puzzles)} puzzles{rep})",
                    [ev.types[i] for i in idx.tolist()])
 
 
@@ -235,28 +262,46 @@ def _dataset_arrays(o: BenchOptions, loaded) -> Puzzles | None:
     ds = load_dataset(root)
     name = name or next((s for s in ("val", "test") if s in ds.splits), next(iter(ds.splits)))
     if name not in ds.splits:
+        other = next((x for x in ("val", "test") if x in ds.splits), next(iter(ds.splits)))
         raise PtrmError(f"dataset {root} has no split {name!r} (it has "
-                        f"{', '.join(ds.splits)})")
+                        f"{', '.join(ds.splits)})", hint=f"--split {other} --data {root}")
     # what resolve_split checks before it looks for a verifier: a dataset of another family
     # must be refused here too, not run as labels only until every mode fails on its shape
-    adopt_vocab(loaded, ds.vocab)
-    loaded.vocab.check_same(ds.vocab, what=f"checkpoint {loaded.path}",
-                            other_what=f"dataset {root}")
+    try:
+        adopt_vocab(loaded, ds.vocab)
+        loaded.vocab.check_same(ds.vocab, what=f"checkpoint {loaded.path}",
+                                other_what=f"dataset {root}")
+    except PtrmError as e:
+        if not e.hint:
+            e.hint = FAMILY_HINT
+        raise
     if ds.seq_len != loaded.config.seq_len:
         raise PtrmError(f"dataset {root} has sequences of {ds.seq_len} tokens, the model reads "
-                        f"{loaded.config.seq_len}")
+                        f"{loaded.config.seq_len}", hint=FAMILY_HINT)
     s = ds.splits[name]
-    n = len(s)
+    rows = np.arange(len(s))
+    if o.types is not None:  # --types here too: ignored, it ran the split's other types
+        have = [ds.types[int(t)] for t in np.unique(np.asarray(s.type))]
+        missing = [t for t in o.types if t not in have]
+        if missing:
+            raise PtrmError(f"{root}/{name}: no {', '.join(missing)} puzzles to run (it holds "
+                            f"{', '.join(have) or 'none'})",
+                            hint="--types takes puzzle types the split holds")
+        keep = [i for i, t in enumerate(ds.types) if t in o.types]
+        rows = rows[np.isin(np.asarray(s.type), keep)]
+    n = len(rows)
     if n == 0:
-        raise PtrmError(f"{root}/{name}: no puzzles to run")
-    idx = np.arange(o.puzzles) % n  # repeated as a labelled split is: the batch size asked
+        raise PtrmError(f"{root}/{name}: no puzzles to run", hint=SPLIT_HINT)
+    idx = rows[np.arange(o.puzzles) % n]  # repeated as a labelled split is: the batch size
     ids = None
     if loaded.config.puzzle_emb_ndim > 0:
         ids = torch.as_tensor(np.asarray(s.puzzle_id)[idx].astype(np.int64))
         if int(ids.max()) >= loaded.config.num_puzzle_identifiers:
             raise PtrmError(f"dataset {root} uses puzzle ids up to {int(ids.max())}, the model "
-                            f"knows {loaded.config.num_puzzle_identifiers}")
+                            f"knows {loaded.config.num_puzzle_identifiers}", hint=FAMILY_HINT)
     rep = "" if o.puzzles <= n else f", repeated to {o.puzzles}"
+    only = "" if o.types is None else " " + ",".join(o.types)
     return Puzzles(torch.as_tensor(np.asarray(s.inputs)[idx].astype(np.int64)),
                    torch.as_tensor(np.asarray(s.labels)[idx].astype(np.int64)), None, ids,
-                   f"{root}/{name} ({min(n, o.puzzles)} puzzles{rep}, labels only)")
+                   f"{root}/{name}{only} ({min(n, o.puzzles)} puzzles{rep}, labels only)",
+                   [ds.types[int(t)] for t in np.asarray(s.type)[idx]])

@@ -73,12 +73,12 @@ import torch
 from .bench_curve import curve_mode
 from .bench_modes import (FAST_MODES, KERNEL_KINDS, Bench, adaptive_mode, agreement,
                           agreements, eager_mode, fast_mode, matmul_peak, profile_mode, scaling)
-from .bench_report import device_desc, jsonable, line, noise, table
+from .bench_report import device_desc, jsonable, line, noise, table, tf
 from .bench_setup import (DEFAULT_RANDOM_MODEL, FORMAT, MODES, BenchOptions, Puzzles, load_model,
                           load_puzzles, log, RANDOM_MODELS, random_7m, random_mlp, random_tiny)
 from .devices import resolve_device
 from .engine.sampler import PERTURB
-from .errors import PtrmError, did_you_mean, is_out_of_memory, plain_message
+from .errors import PtrmError, UsageError, did_you_mean, is_out_of_memory, plain_message
 
 __all__ = ["FORMAT", "KERNEL_KINDS", "MODES", "BenchOptions", "Puzzles", "agreement",
            "check_out", "load_model", "load_puzzles", "main", "matmul_peak", "parser",
@@ -103,47 +103,56 @@ AT_LEAST = {"K": 1, "D": 1, "puzzles": 1, "repeats": 1, "check_every": 1, "wave"
 
 
 def check_options(o: BenchOptions) -> list[str]:
-    """The modes to run, once each; every option a run cannot use refused (ValueError, naming
-    the option) before the device, the model or the puzzles are touched."""
+    """The modes to run, once each; every option a run cannot use refused (a UsageError, a
+    ValueError naming the option, with a hint) before the device, the model or the puzzles are
+    touched."""
     from .engine.fast import COMPILE_MODES
 
     modes = [m for m in o.modes if m]
     bad = [m for m in modes if m not in MODES + ("scaling",)]
+    modes_hint = "e.g. --modes eager,fast,adaptive (docs/PERFORMANCE.md says what each does)"
     if bad:
-        raise ValueError(f"--modes: unknown mode(s) {', '.join(map(repr, bad))}"
+        raise UsageError(f"--modes: unknown mode(s) {', '.join(map(repr, bad))}"
                          f"{did_you_mean(bad, MODES + ('scaling',))}; choose from "
-                         f"{', '.join(MODES)}, scaling")
+                         f"{', '.join(MODES)}, scaling", hint=modes_hint)
     if not modes:
-        raise ValueError("--modes: name at least one mode (eager, fast, adaptive, ...)")
+        raise UsageError("--modes: name at least one mode (eager, fast, adaptive, ...)",
+                         hint=modes_hint)
     if o.model is not None and o.model not in RANDOM_MODELS:
-        raise ValueError(f"--model {o.model!r}: expected {', '.join(RANDOM_MODELS)}")
+        raise UsageError(f"--model {o.model!r}: expected {', '.join(RANDOM_MODELS)}",
+                         hint=f"leave --model out for {DEFAULT_RANDOM_MODEL}, the paper's size")
     if o.model is not None and o.checkpoint:  # else ignored: a 7m run reported as an mlp's
-        raise ValueError(f"--model {o.model}: random weights are for a run without "
-                         "--checkpoint; the checkpoint is the model")
+        raise UsageError(f"--model {o.model}: random weights are for a run without "
+                         "--checkpoint; the checkpoint is the model",
+                         hint="leave --model out, or -c out")
     if o.types is not None and o.split == "random":
-        raise ValueError("--types picks puzzles of a split; --split random has none")
+        raise UsageError("--types picks puzzles of a split; --split random has none",
+                         hint="leave --types out, or --split golden")
     if o.perturb is not None and o.perturb not in PERTURB:
-        raise ValueError(f"--perturb {o.perturb!r}: expected {', '.join(PERTURB[:-1])} or "
-                         f"{PERTURB[-1]}")
+        raise UsageError(f"--perturb {o.perturb!r}: expected {', '.join(PERTURB[:-1])} or "
+                         f"{PERTURB[-1]}", hint="leave --perturb out: the model's own target")
     for name, least in AT_LEAST.items():
         value = getattr(o, name)
         if value is not None and not value >= least:
-            raise ValueError(f"--{name.replace('_', '-')} {value}: expected an integer >= "
-                             f"{least}")
+            flag = f"--{name.replace('_', '-')}"
+            raise UsageError(f"{flag} {value}: expected an integer >= {least}",
+                             hint=f"{flag} {least} or more")
     if o.sigma is not None and not 0 <= o.sigma < math.inf:  # NaN fails this too
-        raise ValueError(f"--sigma {o.sigma}: expected a finite number >= 0")
+        raise UsageError(f"--sigma {o.sigma}: expected a finite number >= 0",
+                         hint="leave --sigma out: the model's own (a random model: 0.2)")
     if o.q_threshold is not None and not o.q_threshold >= 0:
-        raise ValueError(f"--q-threshold {o.q_threshold}: expected a number >= 0 (above 1 "
-                         "turns the Q rule off)")
+        raise UsageError(f"--q-threshold {o.q_threshold}: expected a number >= 0 (above 1 "
+                         "turns the Q rule off)", hint="--q-threshold 0.9 (the default)")
     if o.seed < 0:
-        raise ValueError(f"--seed {o.seed}: expected a number >= 0")
+        raise UsageError(f"--seed {o.seed}: expected a number >= 0", hint="e.g. --seed 0")
     if not o.seed < 2**63:  # torch's generator takes no more; said as solve and eval say it
-        raise ValueError(f"--seed {o.seed}: must be below 2**63")
+        raise UsageError(f"--seed {o.seed}: must be below 2**63", hint="e.g. --seed 0")
     if o.wave is not None and o.wave > o.K:
-        raise ValueError(f"--wave {o.wave}: a wave holds at most --K ({o.K}) rollouts")
+        raise UsageError(f"--wave {o.wave}: a wave holds at most --K ({o.K}) rollouts",
+                         hint=f"--wave {o.K} or fewer, or leave it out (one wave of --K)")
     if o.compile_mode not in COMPILE_MODES:  # before any mode runs, not when fast reaches it
-        raise ValueError(f"--compile-mode {o.compile_mode!r}: expected one of "
-                         f"{', '.join(COMPILE_MODES)}")
+        raise UsageError(f"--compile-mode {o.compile_mode!r}: expected one of "
+                         f"{', '.join(COMPILE_MODES)}", hint="leave --compile-mode out: default")
     return list(dict.fromkeys(modes))  # a mode named twice runs once
 
 
@@ -204,7 +213,7 @@ def run_bench(o: BenchOptions) -> dict:
         raise PtrmError(f"--peak-size {o.peak_size}: the peak measurement's matrices do not "
                         "fit in memory here", hint="pass a smaller --peak-size") from None
     report["peak"] = peak
-    log(f"matmul peak {peak['tflops']:.1f} TFLOP/s (bf16 {peak['n']}^3)")
+    log(f"matmul peak {tf(peak['tflops'])} TFLOP/s (bf16 {peak['n']}^3)")
 
     verify = None
     if o.rules and pz.verifiers is not None:
@@ -217,9 +226,18 @@ def run_bench(o: BenchOptions) -> dict:
             report["scaling"] = scaling(b)
     except KeyboardInterrupt:
         report["interrupted"] = True
-        log(f"interrupted: keeping the {len(report['modes'])} mode(s) finished")
-        raise Interrupted(_finish(o, b, report)) from None
+        if _kept(report):
+            log(f"interrupted: keeping the {len(report['modes'])} mode(s) finished")
+        else:  # an empty report replaced the earlier one a rerun's --out held
+            log("interrupted before any mode finished: nothing to keep"
+                + (f", nothing written to {o.out}" if o.out else ""))
+        raise Interrupted(_finish(o, b, report, write=_kept(report))) from None
     return _finish(o, b, report)
+
+
+def _kept(report: dict) -> bool:
+    """Whether the report holds a measurement (a mode, finished or failed, or scaling)."""
+    return bool(report["modes"]) or "scaling" in report
 
 
 def _run_mode(b: Bench, mode: str, report: dict) -> None:
@@ -246,8 +264,9 @@ def _run_mode(b: Bench, mode: str, report: dict) -> None:
         log(f"{mode}: FAILED {type(ex).__name__}: {ex}")
 
 
-def _finish(o: BenchOptions, b: Bench, report: dict) -> dict:
-    """Agreement and speed-ups over the modes run, then the report written to --out."""
+def _finish(o: BenchOptions, b: Bench, report: dict, write: bool = True) -> dict:
+    """Agreement and speed-ups over the modes run, then the report written to --out (unless
+    `write` is false: an interrupted run that finished nothing)."""
     from .engine import distributed
 
     report["agreement"].update(agreements(b.runs))
@@ -256,7 +275,7 @@ def _finish(o: BenchOptions, b: Bench, report: dict) -> dict:
         if base is not None and "time_s" in m:
             m["speedup_vs_eager"] = base["time_s"] / m["time_s"]
     report["peak_rss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    if o.out and distributed.is_main():
+    if write and o.out and distributed.is_main():
         from .atomic import write_text
 
         write_text(o.out, json.dumps(report, indent=1, default=jsonable) + "\n")
@@ -277,7 +296,9 @@ def check(o: BenchOptions) -> None:
     try:
         check_options(o)
     except ValueError as e:
-        raise PtrmError(str(e)) from None
+        if isinstance(e, PtrmError):  # a UsageError: its hint with it
+            raise
+        raise PtrmError(str(e), hint="ptrm bench --help says what each option takes") from None
     check_out(o.out)
 
 
@@ -318,7 +339,9 @@ def run_and_show(o: BenchOptions, as_json: bool = False) -> int:
         with exclusive(o.out, "bench --out") if writes else nullcontext():
             report = run_bench(o)
     except ValueError as e:
-        raise PtrmError(str(e)) from None
+        if isinstance(e, PtrmError):  # a UsageError: its hint with it
+            raise
+        raise PtrmError(str(e), hint="ptrm bench --help says what each option takes") from None
     except Interrupted as e:
         report, interrupted = e.report, True
     main = distributed.is_main()  # asked before teardown: after it every rank says rank 0
@@ -327,7 +350,7 @@ def run_and_show(o: BenchOptions, as_json: bool = False) -> int:
         print(json.dumps(report, indent=1, default=jsonable), flush=True)
     elif main and (report["modes"] or "scaling" in report):
         print(table(report), flush=True)
-    if main and o.out:
+    if main and o.out and (not interrupted or _kept(report)):
         print(f"wrote {o.out}", file=sys.stderr if as_json else sys.stdout, flush=True)
     if interrupted:
         return 130

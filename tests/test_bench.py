@@ -508,3 +508,154 @@ def test_median_ms_warms_up_then_takes_the_median_of_the_timed_calls(monkeypatch
     monkeypatch.setattr(bench_modes.time, "perf_counter", lambda: next(clock))
     ms = bench_modes.median_ms(lambda: calls.append(1), 3, "cpu", warmup=2)
     assert len(calls) == 5 and ms == pytest.approx(2.0)
+
+
+# -- QA pass 2026-11-28: each of these failed before its fix ---------------------------------------
+
+def test_small_tflops_are_printed_with_their_digits_not_as_zero():
+    """A CPU's or the tiny model's rate printed "0.0 TFLOP/s" beside "11.9% of peak" (and the
+    CPU's peak "0.1 TFLOP/s"): the table seemed to disagree with the JSON."""
+    rep = benchmark.run_bench(benchmark.BenchOptions(model="tiny", K=2, D=1, puzzles=2,
+                                                     split="random", modes=["fast"],
+                                                     device="cpu"))
+    rep["modes"][0]["tflops"], rep["peak"]["tflops"] = 0.0474, 0.3969
+    text = bench_report.table(rep)
+    row = next(x for x in text.splitlines() if x.startswith("fast "))
+    assert row.split()[2] == "0.047", row
+    assert "matmul peak (bf16 1024^3, measured): 0.397 TFLOP/s" in text
+    assert "0.047 TFLOP/s" in bench_report.line(rep["modes"][0])
+    assert [bench_report.tf(v) for v in (0.0, 768.14, 1.0, 2e-5)] == ["0.0", "768.1", "1.0",
+                                                                       "2.0e-05"]
+
+
+def test_the_curve_times_a_warm_engine_when_it_runs_alone(monkeypatch):
+    """`--modes curve` without a fast mode before it timed the engine's first run (on a GPU its
+    compile: 693 against 17 ms/puzzle on the CPU) as the recorded fixed run."""
+    if "sudoku" not in installed_codecs() or not golden_examples(["sudoku"]):
+        pytest.skip("needs the golden set and the built-in codecs")
+    from ptrm_cli import bench_modes
+
+    calls, real = [], bench_modes.Bench.fast_run
+    monkeypatch.setattr(bench_modes.Bench, "fast_run", lambda self, eng, D, **kw: calls.append(
+        (D, kw.get("record_steps", False))) or real(self, eng, D, **kw))
+    rep = benchmark.run_bench(benchmark.BenchOptions(
+        model="tiny", K=2, D=3, puzzles=2, split="golden", modes=["curve"], device="cpu"))
+    (curve,) = rep["modes"]
+    assert "error" not in curve, curve
+    assert calls[:2] == [(2, True), (3, True)]  # warm-up, then the recorded run
+    assert curve["warmup_compile_s"] >= 0
+
+
+def test_types_pick_rows_of_a_dataset_split_not_its_first_rows(monkeypatch, tmp_path):
+    """`--split val --data DS --types tapa --puzzles 4` read the first 4 rows of val, found "no
+    tapa puzzles" there, and ran those rows (lightup, heyawake) as labels only: --types was
+    ignored without a word. A labels-only split (types without a codec) ignored it too."""
+    import numpy as np
+
+    from ptrm_cli import bench_setup, eval_sets
+    from ptrm_cli.engine.data import Split, write_dataset
+    from ptrm_codecs.families import PPBENCH
+
+    n = 6
+    tokens = np.arange(n * 100).reshape(n, 100) % 50 + 1
+    kinds = np.array([0, 0, 0, 0, 1, 1])  # the "tapa" of this test: the last two rows
+    ds = write_dataset(tmp_path / "ds", vocab=PPBENCH.vocab, seq_len=100,
+                       types=["qa-one", "qa-two"],  # no codec reads them: labels only
+                       splits={"val": Split(inputs=tokens.astype(np.uint16),
+                                            labels=tokens.astype(np.uint16), type=kinds,
+                                            puzzle=np.arange(n), transform=np.zeros(n),
+                                            puzzle_id=np.zeros(n))})
+    asked, real = [], eval_sets.resolve_split
+    monkeypatch.setattr(eval_sets, "resolve_split",
+                        lambda *a, **k: asked.append(k.get("limit")) or real(*a, **k))
+    o = benchmark.BenchOptions(model="tiny", puzzles=2, split="val", data=str(ds),
+                               types=["qa-two"])
+    loaded, _ = bench_setup.load_model(o, "cpu")
+    pz = bench_setup.load_puzzles(o, loaded)
+    assert asked == [None]  # the split read whole: --types picks before --puzzles cuts
+    assert pz.types == ["qa-two", "qa-two"] and "qa-two" in pz.source
+    assert pz.inputs.tolist() == tokens[4:].tolist()
+    r = CliRunner().invoke(app, [*BENCH, "--split", "val", "--data", str(ds), "--types",
+                                 "qa-three"])
+    assert r.exit_code == 2 and "no qa-three puzzles to run" in r.output, r.output
+    assert "hint:" in r.output and "Traceback" not in r.output
+
+
+def test_an_interrupt_before_any_mode_finished_keeps_the_earlier_report(tmp_path, monkeypatch):
+    """Ctrl-C before the first mode finished replaced the report a rerun's --out held with an
+    empty one (and said "wrote")."""
+    def stop(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(benchmark, "eager_mode", stop)
+    out = tmp_path / "b.json"
+    earlier = json.dumps({"format": benchmark.FORMAT, "modes": [{"mode": "eager"}]})
+    out.write_text(earlier)
+    r = CliRunner().invoke(app, [*BENCH, "--split", "random", "--out", str(out)])
+    assert r.exit_code == 130, r.output
+    assert out.read_text() == earlier and "wrote" not in r.output
+    assert "nothing to keep" in r.output
+
+
+def test_adaptive_agrees_with_eager_on_the_puzzles_it_did_not_stop():
+    """"agreement adaptive vs eager: identical rollouts 25.0%, max |dQ| 4.08" compared rollouts
+    adaptive stopped at step 1 with eager's at step D: runs that agree bit for bit read as if
+    they did not."""
+    import torch
+
+    from ptrm_cli.bench_modes import agreements
+
+    class R:
+        def __init__(self, preds, q, stopped=None):
+            self.preds, self.q, self.stopped = preds, q, stopped
+
+    preds = torch.zeros(3, 2, 4, dtype=torch.long)
+    q = torch.zeros(3, 2)
+    early = preds.clone()
+    early[:2] += 1  # puzzles 0 and 1 stopped early: other predictions, other Q
+    ad = R(early, q - 1 * torch.tensor([[1.], [1.], [0.]]), torch.tensor([True, True, False]))
+    out = agreements({"eager": R(preds, q), "adaptive": ad})
+    assert "adaptive vs eager" not in out
+    a = out["adaptive vs eager (puzzles it did not stop)"]
+    assert a["rollouts_identical"] == 1.0 and a["max_abs_dq"] == 0
+    # every puzzle stopped: nothing to compare, no line
+    ad.stopped = torch.tensor([True, True, True])
+    assert agreements({"eager": R(preds, q), "adaptive": ad}) == {}
+
+
+@pytest.mark.parametrize("extra", [
+    ["--modes", "warp"], ["--wave", "3"], ["--split", "random", "--types", "sudoku"],
+    ["--q-threshold", "nan"], ["--compile-mode", "bogus"], ["--split", "no-such.jsonl"],
+    ["--data", "no-such-folder", "--split", "val"],
+])
+def test_every_bench_mistake_comes_with_a_hint(tmp_path, monkeypatch, capsys, extra):
+    """README: a mistake is an `error:` line and a `hint:` line; these had no hint."""
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(app, [*BENCH, *extra])
+    assert r.exit_code == 2 and "error:" in r.output and "hint:" in r.output, r.output
+    assert "Traceback" not in r.output
+    assert benchmark.main([*BENCH[1:], *extra]) == 2  # python -m ptrm_cli.benchmark
+    err = capsys.readouterr().err
+    assert "\nhint: " in err, err
+
+
+def test_a_checkpoint_that_does_not_exist_is_one_error_with_a_hint(tmp_path):
+    r = CliRunner().invoke(app, ["bench", "-c", str(tmp_path / "nope"), "--device", "cpu",
+                                 "--split", "random", "--modes", "eager"])
+    assert r.exit_code == 2 and "no such file or directory" in r.output, r.output
+    assert "hint: -c takes a checkpoint folder" in r.output
+
+
+def test_a_dataset_split_is_named_with_its_folder(monkeypatch, tmp_path):
+    """`--split golden --data DS` was headed "golden (4 puzzles)", as if it were the wheel's
+    golden set, and `--split val --data DS` "val" of no dataset in particular."""
+    if "sudoku" not in installed_codecs() or not golden_examples(["sudoku"]):
+        pytest.skip("needs the golden set and the built-in codecs")
+    from ptrm_cli import bench_setup, eval_sets
+
+    real = eval_sets.resolve_split  # the dataset's golden split: the wheel's puzzles will do
+    monkeypatch.setattr(eval_sets, "resolve_split",
+                        lambda split, data, loaded, **k: real("golden", None, loaded, **k))
+    o = benchmark.BenchOptions(model="tiny", puzzles=2, split="golden", data=str(tmp_path))
+    pz = bench_setup.load_puzzles(o, bench_setup.load_model(o, "cpu")[0])
+    assert pz.source.startswith(f"{tmp_path}/golden (2 puzzles"), pz.source
