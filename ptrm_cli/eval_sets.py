@@ -255,9 +255,10 @@ def load_source_file(path: Path, loaded: LoadedModel, *, limit: int | None = Non
 
 
 def load_dataset_split(path: Path, split: str | None, loaded: LoadedModel, *,
-                       limit: int | None = None) -> EvalSet:
+                       limit: int | None = None, types: list[str] | None = None) -> EvalSet:
     """A split of a `ptrm build-data` dataset; rows of types without an installed codec are
-    skipped (they could be judged by label, but not by the rules)."""
+    skipped (they could be judged by label, but not by the rules). `types`: only rows of
+    these, picked before `limit` counts (the first N rows held none of a later type)."""
     from .engine.data import load_dataset
 
     if split is None:
@@ -280,9 +281,11 @@ def load_dataset_split(path: Path, split: str | None, loaded: LoadedModel, *,
                         f"{loaded.config.seq_len}")
     s = ds.split(split)
     codecs = _installed()
-    rows, types, keys, verifiers, skipped, parsed = [], [], [], [], {}, {}
+    rows, row_types, keys, verifiers, skipped, parsed = [], [], [], [], {}, {}
     for i in range(len(s)):
         t = ds.types[int(s.type[i])]
+        if types is not None and t not in types:
+            continue
         if t not in codecs:
             skipped[t] = "codec not installed"
             continue
@@ -312,9 +315,14 @@ def load_dataset_split(path: Path, split: str | None, loaded: LoadedModel, *,
             with registry.contract(codec, "transform"):
                 puzzle, _ = codec.transform(puzzle, None, tf)
         rows.append(i)
-        types.append(t)
+        row_types.append(t)
         keys.append(str(s.puzzles[j].get("key", j)) + (f"#t{tf}" if tf else ""))
         verifiers.append(Verifier(codec, puzzle, family_for(codec, loaded)))
+    if not rows and types is not None and len(s):  # said as `EvalSet.only` says it
+        held = sorted({ds.types[int(t)] for t in s.type})
+        raise PtrmError(f"dataset {path} split {split!r}: no {', '.join(types)} puzzles to "
+                        f"evaluate (it holds {', '.join(held)})",
+                        hint="--types with some of those, or leave it out")
     if not rows:
         raise PtrmError(f"dataset {path} split {split!r}: nothing to evaluate"
                         + (f" (no installed codec reads its type(s) {', '.join(skipped)}: "
@@ -333,7 +341,7 @@ def load_dataset_split(path: Path, split: str | None, loaded: LoadedModel, *,
     return EvalSet(split, f"{path}/{split}",
                    torch.as_tensor(np.asarray(s.inputs)[idx].astype(np.int64)),
                    torch.as_tensor(np.asarray(s.labels)[idx].astype(np.int64)),
-                   types, keys, verifiers, ids, skipped)
+                   row_types, keys, verifiers, ids, skipped)
 
 
 def _empty_split_hint(ds, split: str) -> str:
@@ -373,12 +381,12 @@ def resolve_split(split: str, data: str | None, loaded: LoadedModel, *,
                               min_difficulty=min_difficulty, reader=reader)
     else:
         if data is None and p.is_dir():
-            ev = load_dataset_split(p, None, loaded, limit=limit)
+            ev = load_dataset_split(p, None, loaded, limit=limit, types=types)
         elif data is not None:
             d = Path(data).expanduser()
             if not d.is_dir():
                 raise PtrmError(f"--data {data}: no such dataset folder")
-            ev = load_dataset_split(d, split, loaded, limit=limit)
+            ev = load_dataset_split(d, split, loaded, limit=limit, types=types)
         elif p.exists():  # /dev/null, a pipe: not something a split is read from
             raise PtrmError(f"--split {split}: not a regular file or a dataset folder")
         elif "/" in split or "\\" in split or p.suffix:  # meant as a path

@@ -14,6 +14,7 @@ from ptrm_cli import eval_sets, evaluate, solver
 from ptrm_cli.app import app
 from ptrm_cli.engine.data import Split, write_dataset
 from ptrm_cli.engine.model import flops_per_step
+from ptrm_cli.errors import PtrmError
 
 import pzpr_oracle
 from fixtures_models import golden_examples, installed_codecs, save_tiny_checkpoint, tiny_config
@@ -997,3 +998,31 @@ def test_an_empty_split_says_where_puzzles_are(ckpt, dataset, tmp_path):
     r = bad("eval", "--split", "val", "--data", out, "-c", ckpt, "--K", 2, "--D", 1,
             match="nothing to evaluate (the split holds no puzzles)")
     assert "evaluate another split (train)" in r.output and "--val-per-type" in r.output
+
+
+def test_types_pick_rows_before_limit_counts_them(ckpt, sudoku, tmp_path):
+    """`--limit 1 --types lightup` on a split whose first rows are sudokus read one sudoku,
+    then found no lightup in it."""
+    codecs = installed_codecs()
+    found = golden_examples(["lightup"], n=1)
+    if "lightup" not in codecs or not found:
+        pytest.skip("lightup codec or golden lightup not available")
+    puzzles, rows = [], []
+    for codec, rec in [(sudoku[0], r) for r in sudoku[1]] + [(codecs["lightup"], found[0][1])]:
+        p, s = codec.from_record(rec)
+        puzzles.append({"type": p.type, "key": codec.key(p), "text": codec.to_url(p)})
+        fam = codec.family()
+        rows.append((codec.encode(p, family=fam), codec.encode_label(p, s, family=fam), p.type))
+    types = ["sudoku", "lightup"]
+    split = Split(inputs=np.stack([r[0] for r in rows]), labels=np.stack([r[1] for r in rows]),
+                  type=np.array([types.index(r[2]) for r in rows]),
+                  puzzle=np.arange(len(rows)), transform=np.zeros(len(rows)),
+                  puzzle_id=np.zeros(len(rows)), puzzles=puzzles)
+    out = write_dataset(tmp_path / "two", vocab=sudoku[0].family().vocab, seq_len=100,
+                        types=types, splits={"val": split})
+    loaded = solver.load_model(str(ckpt), "cpu")
+    ev = eval_sets.resolve_split("val", str(out), loaded, limit=1, types=["lightup"])
+    assert ev.types == ["lightup"]
+    with pytest.raises(PtrmError, match=r"no nurikabe puzzles to evaluate \(it holds lightup, "
+                                        r"sudoku\)"):
+        eval_sets.resolve_split("val", str(out), loaded, limit=1, types=["nurikabe"])
