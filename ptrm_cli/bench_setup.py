@@ -27,9 +27,6 @@ FORMAT = "ptrm-bench/1"
 SPLIT_HINT = ("--split golden, random, a PPBench JSONL file, a dataset folder, or a split name "
               "with --data DIR")
 FAMILY_HINT = "give a dataset built for this model's token family (or the model trained on it)"
-CHECKPOINT_HINT = ("-c takes a checkpoint folder (`ptrm train`'s checkpoints/best, `ptrm "
-                   "convert`'s output) or an official TRM step_N file; leave it out for a "
-                   "random model (--model)")
 
 
 @dataclass
@@ -129,12 +126,7 @@ def load_model(o: BenchOptions, device: str):
     from .solver import LoadedModel, load_model as load_ckpt
 
     if o.checkpoint:
-        try:
-            lm = load_ckpt(o.checkpoint, device, layouts=_layouts(o))
-        except PtrmError as e:  # "-c X: no such file or directory" came with no hint
-            if not e.hint:
-                e.hint = CHECKPOINT_HINT
-            raise
+        lm = load_ckpt(o.checkpoint, device, layouts=_layouts(o))
         return lm, f"checkpoint {lm.path}"
     name = o.model or DEFAULT_RANDOM_MODEL
     make, family, init = RANDOM_MODELS[name]

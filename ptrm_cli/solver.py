@@ -57,6 +57,9 @@ SIGMA_NOTES = {"option": "", "model": " (the model's)", "default": " (default)"}
 
 _FILE_EXT = re.compile(r"\.[A-Za-z][\w]{0,7}$")
 _SCHEME = re.compile(r"^\s*https?://", re.I)
+#: what -c takes, for a checkpoint that cannot be loaded and says no more
+CHECKPOINT_HINT = ("-c takes a checkpoint folder (`ptrm train`'s checkpoints/best, `ptrm "
+                   "convert`'s output) or an official TRM step_N file")
 # a file name mistyped, not a one-line puzzle: those (an 81-character sudoku) are digits and
 # dots, never a run of three letters
 _NAME = re.compile(r"[\w.-]*[A-Za-z]{3}[\w.-]*")
@@ -172,12 +175,16 @@ def parse_puzzle(text: str, *, codec: str | None = None,
 
 def _unquoted_url(text: str) -> str:
     """A URL whose part after '?' came percent-encoded (`p?akari%2F10%2F10%2F...`, as a form
-    or a redirect link passes it on) decoded, so that its type and size are read; any other
-    text as it is (a '%' is also a number16 character, so only a query without a '/' of its
-    own but with an encoded one is decoded)."""
+    or a redirect link passes it on) decoded, so that its type and size are read, and one
+    pasted inside a pair of quotes freed of them; any other text as it is (a '%' is also a
+    number16 character, so only a query without a '/' of its own but with an encoded one is
+    decoded)."""
     from urllib.parse import unquote
 
     line = text.strip()
+    if len(line) > 2 and line[0] == line[-1] and line[0] in "'\"" and "\n" not in line \
+            and _SCHEME.match(line[1:]):  # quoted twice ("'https://...'"): the quotes are no URL's
+        line = text = line[1:-1].strip()
     head, mark, query = line.partition("?")
     if not mark or "\n" in line or line.startswith("{") or "/" in query \
             or "%2f" not in query.lower():
@@ -397,7 +404,9 @@ def load_model(arg: str | Path | None, device: str = "auto", *,
     try:
         model, vocab, meta = load_checkpoint(path, device=device, vocab=vocab,
                                              layout=layout if official else None)
-    except PtrmError:
+    except PtrmError as e:  # "X: no such file or directory" said what is wrong, not what is right
+        if e.hint is None:
+            e.hint = CHECKPOINT_HINT
         raise
     except (OSError, ValueError, KeyError, RuntimeError) as e:
         raise PtrmError(f"cannot load checkpoint {path}: {e}") from None

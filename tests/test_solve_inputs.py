@@ -260,3 +260,29 @@ def test_a_codecs_own_reading_error_points_at_its_page():
         with pytest.raises(ParseError) as e:
             solver.parse_puzzle(text, source="p")
         assert e.value.hint == "`ptrm codecs lightup` shows each form it reads, with an example"
+
+
+def test_a_url_inside_a_pair_of_quotes_is_read():
+    """`ptrm solve "'https://...'"` (quoted twice, or a file holding "https://...") blamed
+    the URL body for the closing quote."""
+    from ptrm_cli import solver
+
+    if "lightup" not in installed_codecs():
+        pytest.skip("lightup codec not installed")
+    url = "https://puzz.link/p?akari/4/4/jbj2.h./"
+    c, parsed = solver.parse_puzzle(url)
+    plain = c.to_url(parsed.puzzle)
+    for text in (f"'{url}'", f'"{url}"\n', f" ' {url} ' "):
+        c, parsed = solver.parse_puzzle(text)
+        assert c.name == "lightup" and c.to_url(parsed.puzzle) == plain, text
+
+
+def test_a_checkpoint_that_does_not_exist_says_what_c_takes(tmp_path):
+    """solve, eval and bench load through solver.load_model: "-c X: no such file or
+    directory" came without a hint in solve and eval."""
+    from ptrm_cli import solver
+    from ptrm_cli.errors import PtrmError
+
+    with pytest.raises(PtrmError, match="no such file or directory") as e:
+        solver.load_model(str(tmp_path / "nope"), "cpu")
+    assert e.value.hint == solver.CHECKPOINT_HINT
