@@ -184,14 +184,11 @@ def load_puzzles(o: BenchOptions, loaded) -> Puzzles:
         types = o.types
         if types is None and split == "golden" and o.data is None:
             types = golden_types(loaded)
-        # the first --puzzles only: a 49k-line list file took two minutes to read whole. A
-        # dataset split is cut before --types picks its rows (eval_sets), so with --types it is
-        # read whole: `--split val --data DS --types tapa --puzzles 4` found "no tapa puzzles"
-        # in the first four rows and ran those (lightup, heyawake) as labels only
+        # the first --puzzles only (of --types' rows: eval_sets picks those first): a 49k-line
+        # list file took two minutes to read whole
         dataset = o.data is not None or Path(o.split).expanduser().is_dir()
-        limit = None if types is not None and dataset else o.puzzles
         try:
-            ev = resolve_split(split, o.data, loaded, types=types, limit=limit)
+            ev = resolve_split(split, o.data, loaded, types=types, limit=o.puzzles)
         except (PtrmError, OSError, ValueError, IndexError, KeyError) as e:
             # --types asked for puzzles of the split: random tokens would time none of them
             if o.split == "auto" and o.types is None:

@@ -685,6 +685,22 @@ def type_guessed(text: str) -> bool:
         return False
 
 
+def also_read_by(codec: Codec, text: str) -> list[str]:
+    """The other installed types whose reader takes `text` too: where a guessed type
+    (`type_guessed`) could be the wrong one. A reader that breaks counts as a no, as in
+    `_sniffs`."""
+    found = []
+    for reg in _load().values():
+        if reg.codec.name == codec.name:
+            continue
+        try:
+            reg.codec.parse(text)
+        except Exception:  # noqa: BLE001 - its refusal, or a plugin's bug: not a reader of it
+            continue
+        found.append(reg.codec.name)
+    return found
+
+
 def other_type_hint(e: OtherType) -> str:
     """What to do when --codec named a codec and the input is a puzzle of another type."""
     other = type_named(e.found)

@@ -92,12 +92,14 @@ def other_runs(path: Path, fingerprint: dict, n_puzzles: int | None) -> tuple[in
 
 def finished_runs(path: Path, fingerprint: dict) -> int:
     """How many finished runs the partial results at `path` hold, if they are of the
-    evaluation `fingerprint` names (0 otherwise, or when the file is unreadable)."""
+    evaluation `fingerprint` names (0 otherwise, or when the file is unreadable). Compared as
+    --resume compares them (`differences`): a key the file lacks (written before --halt or
+    --exact existed) is unset, not another evaluation whose runs may be replaced."""
     try:
         saved = json.loads(path.read_text())
-        same = saved["fingerprint"] == json.loads(json.dumps(fingerprint))  # as stored
+        same = not differences(saved, json.loads(json.dumps(fingerprint)), None)  # as stored
         return len(saved["runs"]) if same else 0
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return 0
 
 

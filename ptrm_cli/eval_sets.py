@@ -318,8 +318,9 @@ def load_dataset_split(path: Path, split: str | None, loaded: LoadedModel, *,
         row_types.append(t)
         keys.append(str(s.puzzles[j].get("key", j)) + (f"#t{tf}" if tf else ""))
         verifiers.append(Verifier(codec, puzzle, family_for(codec, loaded)))
-    if not rows and types is not None and len(s):  # said as `EvalSet.only` says it
-        held = sorted({ds.types[int(t)] for t in s.type})
+    # said as `EvalSet.only` says it; a type held but read by no codec is said below
+    if not rows and types is not None and len(s) and not skipped:
+        held = sorted(ds.types[int(t)] for t in np.unique(np.asarray(s.type)))
         raise PtrmError(f"dataset {path} split {split!r}: no {', '.join(types)} puzzles to "
                         f"evaluate (it holds {', '.join(held)})",
                         hint="--types with some of those, or leave it out")

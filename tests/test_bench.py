@@ -572,7 +572,7 @@ def test_types_pick_rows_of_a_dataset_split_not_its_first_rows(monkeypatch, tmp_
                                types=["qa-two"])
     loaded, _ = bench_setup.load_model(o, "cpu")
     pz = bench_setup.load_puzzles(o, loaded)
-    assert asked == [None]  # the split read whole: --types picks before --puzzles cuts
+    assert asked == [2]  # --types' rows, then the first --puzzles of them: not the whole split
     assert pz.types == ["qa-two", "qa-two"] and "qa-two" in pz.source
     assert pz.inputs.tolist() == tokens[4:].tolist()
     r = CliRunner().invoke(app, [*BENCH, "--split", "val", "--data", str(ds), "--types",

@@ -861,6 +861,22 @@ def test_finished_runs_of_the_same_evaluation_are_not_thrown_away(ckpt, dataset,
         in " ".join(r.output.split())
 
 
+def test_finished_runs_saved_before_exact_existed_are_this_evaluations(tmp_path):
+    """A partial.json written before --exact has no "exact" in its fingerprint: --resume took
+    its runs, but a rerun without --resume found none of "this evaluation" and overwrote them."""
+    from ptrm_cli.eval_resume import finished_runs, fingerprint
+
+    weights = tmp_path / "w.safetensors"
+    weights.write_bytes(b"w")
+    fp = fingerprint(str(weights), {"h": 1}, ["a"], 2, 2, "z", 8)
+    older = {k: v for k, v in fp.items() if k != "exact"}
+    path = tmp_path / "partial.json"
+    path.write_text(json.dumps({"format": "ptrm-eval-partial/1", "fingerprint": older,
+                                "runs": {"det_D2": {"D": 2}}}))
+    assert finished_runs(path, fp) == 1
+    assert finished_runs(path, {**fp, "K": 3}) == 0  # another evaluation's runs still are not
+
+
 def test_resume_on_other_puzzles_says_how_many(ckpt, dataset, tmp_path):
     """The refusal said "(different puzzles)" alone; it now gives both counts, from the count
     a partial.json keeps beside its fingerprint (written here by the class eval uses)."""
@@ -1026,3 +1042,23 @@ def test_types_pick_rows_before_limit_counts_them(ckpt, sudoku, tmp_path):
     with pytest.raises(PtrmError, match=r"no nurikabe puzzles to evaluate \(it holds lightup, "
                                         r"sudoku\)"):
         eval_sets.resolve_split("val", str(out), loaded, limit=1, types=["nurikabe"])
+
+
+def test_types_whose_codec_is_missing_say_so_not_that_the_split_lacks_them(ckpt, tmp_path):
+    """`--types qa-two` on a split that holds qa-two rows, which no installed codec reads,
+    said "no qa-two puzzles to evaluate (it holds qa-one, qa-two)": a contradiction."""
+    from ptrm_codecs.families import PPBENCH
+
+    n = 4
+    tokens = (np.arange(n * 100).reshape(n, 100) % 50 + 1).astype(np.uint16)
+    out = write_dataset(tmp_path / "ds", vocab=PPBENCH.vocab, seq_len=100,
+                        types=["qa-one", "qa-two"],
+                        splits={"val": Split(inputs=tokens, labels=tokens,
+                                             type=np.array([0, 0, 1, 1]), puzzle=np.arange(n),
+                                             transform=np.zeros(n), puzzle_id=np.zeros(n))})
+    loaded = solver.load_model(str(ckpt), "cpu")
+    with pytest.raises(PtrmError, match=r"no installed codec reads its type\(s\) qa-two"):
+        eval_sets.resolve_split("val", str(out), loaded, types=["qa-two"])
+    with pytest.raises(PtrmError, match=r"no qa-three puzzles to evaluate \(it holds qa-one, "
+                                        r"qa-two\)"):
+        eval_sets.resolve_split("val", str(out), loaded, types=["qa-three"])

@@ -848,3 +848,11 @@ def test_a_type_read_off_the_grid_alone_is_said(ckpt):
     for given, extra in (("lightup\n" + grid, []), (grid, ["--codec", "lightup"])):
         r, out = solve_json(ckpt, "-", *extra, input=given)
         assert not [n for n in out["notes"] if "names no type" in n], out["notes"]
+
+
+def test_a_grid_only_its_own_type_reads_needs_no_note(ckpt):
+    """The README's first command solves examples/puzzles/sudoku.txt, a header-less 9x9 grid
+    no other codec reads: it printed "if it is another type, ..." about a grid that is none."""
+    grid = (Path(__file__).resolve().parents[1] / "examples/puzzles/sudoku.txt").read_text()
+    r, out = solve_json(ckpt, "-", input=grid)
+    assert not [n for n in out["notes"] if "names no type" in n], out["notes"]

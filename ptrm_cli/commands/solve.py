@@ -118,7 +118,8 @@ def solve(
         ptrm solve puzzle.txt -c runs/my-run/checkpoints/best --sigma 1.0
     """
     from .. import arc_solve, solver  # torch and the engine load here, not at `ptrm --help`
-    from ..codec import guessed_hint, legend_json, type_guessed, violations_of
+    from ..codec import also_read_by, guessed_hint, legend_json, type_guessed, \
+        violations_of
 
     if sigma is not None and not 0 <= sigma < math.inf:  # here, not by typer: NaN too
         raise PtrmError(f"--sigma {sigma}: expected a finite number >= 0")
@@ -173,7 +174,9 @@ def solve(
         err_console.print(f"[yellow]note:[/] {esc(text)}", highlight=False, soft_wrap=True)
 
     solver.encode_puzzle(c, parsed.puzzle, family, source)  # one it cannot hold: no note first
-    if guessed:  # a header-less lightup grid was solved as a sudoku without a word
+    # a header-less lightup grid was solved as a sudoku without a word; a grid only one type
+    # reads (the README's sudoku.txt) needs no note
+    if guessed and also_read_by(c, text):
         note(guessed_hint(c))
     if (unseen := solver.outside_training(loaded, parsed.puzzle)) is not None:
         note(unseen)
