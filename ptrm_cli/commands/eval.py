@@ -109,7 +109,8 @@ def evaluate(
     threads: int = threads_option("torch's: one a core"),
     resume: bool = typer.Option(False, "--resume", help=(
         "Continue an interrupted evaluation: the runs already finished in --out (saved after "
-        "each run in partial.json; same checkpoint, puzzles, K, D, perturb) are not run again.")),
+        "each run in partial.json; same checkpoint, puzzles, K, D, perturb, --halt, --exact) "
+        "are not run again.")),
     merge: list[Path] = typer.Option([], "--merge", metavar="REPORT", show_default=False, help=(
         "Run nothing: merge the reports (report.json or its folder; repeat the option) of one "
         "evaluation whose seeds ran as separate jobs (--seed S --seeds 1) into one report in "

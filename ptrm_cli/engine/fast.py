@@ -242,9 +242,11 @@ _ENGINES: dict = {}
 
 def engine_for(model: TRM, **options) -> Engine:
     """One Engine per (model, options), rebuilt when the model's weights change (a parameter
-    replaced or updated in place), so callers can ask for it on every sample() call."""
+    replaced or updated in place) or its RMSNorm's summation order does (`fixed_order_norm`:
+    the engine runs a copy), so callers can ask for it on every sample() call."""
     key = (id(model), tuple(sorted(options.items())))
-    version = tuple((p.data_ptr(), p._version) for p in model.parameters())
+    version = (tuple((p.data_ptr(), p._version) for p in model.parameters()),
+               tuple(b.pairwise_norm for b in model.L_level.layers))
     hit = _ENGINES.get(key)
     if hit is not None:
         ref, ver, eng = hit
