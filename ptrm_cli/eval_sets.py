@@ -307,8 +307,11 @@ def load_dataset_split(path: Path, split: str | None, loaded: LoadedModel, *,
             # (at its own line: the codec counts lines within the text)
             try:
                 parsed[j] = registry.parse(rec["text"], codec=t)[1].puzzle
-            except ParseError as e:
-                raise ParseError(str(e), source=where, line=j + 1, hint=e.hint) from None
+            except ParseError as e:  # the dataset's fault, not the user's input: how to mend it
+                raise ParseError(str(e), source=where, line=j + 1,
+                                 hint=f"build-data wrote this line as a {t} puzzle; a dataset "
+                                      "edited by hand or built by another version: build it "
+                                      "again with `ptrm build-data`") from None
         puzzle = parsed[j]
         tf = int(s.transform[i])
         if tf:

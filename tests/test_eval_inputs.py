@@ -312,6 +312,22 @@ def test_a_dataset_without_its_puzzle_records_is_one_message(ckpt, dataset, tmp_
         match=match)
 
 
+def test_a_dataset_line_that_no_longer_reads_says_to_build_it_again(ckpt, dataset, tmp_path):
+    """The fault is the dataset's, not the user's input: the hint was the codec page's."""
+    import json
+    import shutil
+
+    copy = tmp_path / "ds"
+    shutil.copytree(dataset, copy)
+    path = copy / "val" / "puzzles.jsonl"
+    recs = [json.loads(line) for line in path.read_text().splitlines()]
+    recs[0]["text"] = "sudoku\n1 2\n3"  # a grid that is no sudoku
+    path.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    r = bad("eval", "--split", "val", "--data", copy, "-c", ckpt, "--K", "2", "--D", "2",
+            match="val/puzzles.jsonl:1:")
+    assert "build it again with `ptrm build-data`" in " ".join(r.output.split())
+
+
 def test_merge_refuses_to_overwrite_one_of_its_reports(report, tmp_path):
     """`--merge A --merge B -o A` replaced A's single-seed report without a word."""
     whole, out = report

@@ -68,3 +68,14 @@ def test_threads_must_be_positive():
     for command in (["train", "c.yaml"], ["eval"]):
         r = CliRunner().invoke(app, [*command, "--threads", "0"])
         assert r.exit_code == 2 and "--threads" in r.output
+
+
+def test_bench_runs_with_the_threads_given_and_reports_them(restore_threads, tmp_path):
+    import json
+
+    target = 1 if torch.get_num_threads() > 1 else 2
+    r = CliRunner().invoke(app, ["bench", "--model", "tiny", "--device", "cpu", "--K", "2",
+                                 "--D", "1", "--puzzles", "2", "--split", "random", "--modes",
+                                 "eager", "--threads", str(target), "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["cpu_threads"] == target

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import typer
 
-from ..options import JSON, PERTURB_HELP, check_perturb, type_list
+from ..options import JSON, PERTURB_HELP, check_perturb, set_threads, threads_option, \
+    type_list
 
 
 def bench(
@@ -80,6 +81,7 @@ def bench(
     gpus: int = typer.Option(None, "--gpus", min=1,
                              help="Run on N GPUs of this machine (re-launches under torchrun); "
                                   "adds the scaling measurement."),
+    threads: int = threads_option("torch's: one a core"),
     as_json: bool = JSON,
 ):
     """Benchmark PTRM: eager vs fast vs adaptive, against this card's measured matmul peak.
@@ -97,6 +99,7 @@ def bench(
     from .. import benchmark  # torch loads here, not when `ptrm --help` starts
 
     check_perturb(perturb)
+    set_threads(threads)  # CPU timings swung 100x with 2 threads on a busy 2-core machine
     opts = benchmark.BenchOptions(
         checkpoint=checkpoint, model=model, K=K, D=D, sigma=sigma, perturb=perturb,
         puzzles=puzzles, split=split, data=data, types=type_list(types),
