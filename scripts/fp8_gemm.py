@@ -27,11 +27,11 @@ scaled by the FP8 ratio plus the profile's attention and elementwise time.
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 
 import torch
+
+from ptrm_cli import gpu_script
 
 SHAPES = {"qkv": (512, 1536), "o": (512, 512), "gate_up": (512, 3072), "down": (1536, 512)}
 E4M3_MAX = 448.0
@@ -57,12 +57,7 @@ def to_e4m3_tensorwise(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--rows", type=int, default=6100, help="rollout rows in one batch")
-    p.add_argument("--tokens", type=int, default=116, help="tokens a row (100 + 16 prefix)")
-    p.add_argument("--iters", type=int, default=20)
-    p.add_argument("--json", help="also write the numbers to this file")
-    args = p.parse_args()
+    args = gpu_script.parser(__doc__).parse_args()
     if not torch.cuda.is_available():
         print("fp8_gemm.py needs a CUDA GPU (FP8 tensor cores: Hopper or newer)", file=sys.stderr)
         return 2
@@ -119,9 +114,7 @@ def main() -> int:
         for label, ms in out["step_estimate_ms"].items():
             print(f"step estimate, {label}: {ms:.0f} ms = {48 * ms / 61:.0f} ms a golden puzzle "
                   f"at K=100, D=48")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(out, f, indent=1)
+    gpu_script.write_json(args.json, out)
     return 0
 
 

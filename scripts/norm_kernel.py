@@ -20,11 +20,11 @@ block shapes), and whether the kernel's output is eager's pairwise one bit for b
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 
 import torch
+
+from ptrm_cli import gpu_script
 
 try:
     import triton
@@ -104,12 +104,7 @@ def main() -> int:
     from ptrm_cli.bench_modes import median_ms
     from ptrm_cli.engine.model import rms_norm
 
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--rows", type=int, default=6100, help="rollout rows in one batch")
-    p.add_argument("--tokens", type=int, default=116, help="tokens a row (100 + 16 prefix)")
-    p.add_argument("--iters", type=int, default=20)
-    p.add_argument("--json", help="also write the numbers to this file")
-    args = p.parse_args()
+    args = gpu_script.parser(__doc__).parse_args()
     if not torch.cuda.is_available() or triton is None:
         print("norm_kernel.py needs a CUDA GPU and Triton", file=sys.stderr)
         return 2
@@ -143,9 +138,7 @@ def main() -> int:
                               "identical_to_eager": same})
         print(f"kernel {config} (rows a program, warps): {t:.3f} ms "
               f"({moved / t / 1e6:.0f} GB/s), identical to eager pairwise: {same:.4%}")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(out, f, indent=1)
+    gpu_script.write_json(args.json, out)
     return 0
 
 

@@ -21,14 +21,13 @@ K=100, D=48 run on the golden set (`ptrm bench --exact`).
 
 from __future__ import annotations
 
-import argparse
 import contextlib
-import json
 import sys
 
 import torch
 import torch.nn.functional as F
 
+from ptrm_cli import gpu_script
 from ptrm_cli.engine import model as M
 
 
@@ -63,10 +62,8 @@ def compare(fn, args, options: dict) -> dict:
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--rows", type=int, default=500, help="rollout rows (x 116 tokens)")
+    p = gpu_script.parser(__doc__, rows=500, timed=False)
     p.add_argument("-c", "--checkpoint", default="ptrm_cli/models/default")
-    p.add_argument("--json", help="also write the numbers to this file")
     args = p.parse_args()
     if not torch.cuda.is_available():
         print("op_parity.py needs a CUDA GPU (on a CPU the engine runs eager math)",
@@ -127,9 +124,7 @@ def main() -> int:
             print(f"{name:32} " + "   ".join(
                 f"{v}: {r['identical']:.4%} identical, max |diff| {r['max_abs_diff']:.3g}"
                 for v, r in row.items()))
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(out, f, indent=1)
+    gpu_script.write_json(args.json, out)
     return 0
 
 

@@ -25,12 +25,12 @@ reference and the share of outputs bit-identical to the engine's.
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 
 import torch
 import torch.nn.functional as F
+
+from ptrm_cli import gpu_script
 
 try:
     import triton
@@ -148,12 +148,7 @@ def compare(got: torch.Tensor, engine: torch.Tensor, ref: torch.Tensor) -> dict:
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--rows", type=int, default=6100, help="rollout rows in one batch")
-    p.add_argument("--tokens", type=int, default=116, help="tokens a row (100 + 16 prefix)")
-    p.add_argument("--iters", type=int, default=20)
-    p.add_argument("--json", help="also write the numbers to this file")
-    args = p.parse_args()
+    args = gpu_script.parser(__doc__).parse_args()
     if not torch.cuda.is_available() or triton is None:
         print("swiglu_gemm.py needs a CUDA GPU and Triton", file=sys.stderr)
         return 2
@@ -207,9 +202,7 @@ def main() -> int:
               f"{42 * saved:.0f} ms a step of {args.rows} rows = "
               f"{48 * 42 * saved / 61:.0f} ms a golden puzzle at K=100, D=48 "
               "(session 21's fast run: 450.9 ms a puzzle on an H100)")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(out, f, indent=1)
+    gpu_script.write_json(args.json, out)
     return 0
 
 
