@@ -180,6 +180,7 @@ def fast_mode(b: Bench, mode: str) -> dict:
     b.runs[mode] = res
     return entry(mode, t, res.flops, b.P, b.peak, mem, b.world, warmup_compile_s=t_warm,
                  times_s=times, compiled=eng.compiled, compile_error=eng.compile_error,
+                 norm_kernel=eng.norm_kernel,
                  compile_mode=eng.mode if eng.compile else None, **accuracy(res.answer, b.pz))
 
 
@@ -245,7 +246,8 @@ KERNEL_KINDS = (("matmul", ("triton_tem",)),     # Inductor's GEMM templates (ma
                 # training only: the optimizer's and EMA's multi-tensor kernels (eager, or
                 # Inductor's "triton_for" ones), DDP's all-reduce
                 ("optimizer (foreach)", ("multi_tensor", "foreach", "triton_for")),
-                ("compiled elementwise", ("triton", "cpp_fused", "kernel_cpp")),
+                # our fixed-order add + RMSNorm (engine/norm_kernel.py) is elementwise work too
+                ("compiled elementwise", ("triton", "cpp_fused", "kernel_cpp", "add_rms_norm")),
                 ("attention", ("flash", "fmha", "attention", "sdpa")),
                 ("matmul", ("gemm", "cutlass", "xmma", "nvjet", "cublas", "sm90_", "sm80_",
                             "addmm", "aten::mm", "aten::bmm", "aten::linear")),

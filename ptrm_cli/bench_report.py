@@ -65,6 +65,12 @@ def noise(sigma: float, perturb: str | None) -> str:
     return f"sigma={sigma:g}" + ("" if perturb in (None, "z") else f" on {perturb}")
 
 
+def _by_kernel(r: dict) -> str:
+    """", in one Triton kernel" where a fast engine ran the fixed-order add + RMSNorm as one
+    (engine/norm_kernel.py; compiled on a GPU), else Inductor's code for the same sum."""
+    return ", in one Triton kernel" if any(e.get("norm_kernel") for e in r["modes"]) else ""
+
+
 def table(r: dict) -> str:
     """The short summary printed at the end."""
     o = r["options"]
@@ -72,7 +78,8 @@ def table(r: dict) -> str:
              f"{r['model']['desc']} ({_parameter_count(r['model']['parameters'])}) · "
              f"{r['puzzles']['source']} · K={o['K']} D={o['D']} "
              f"{noise(o['sigma'], o.get('perturb'))}"
-             + (" · exact (RMSNorm summed in a fixed order)" if o.get("exact") else ""),
+             + (" · exact (RMSNorm summed in a fixed order" + _by_kernel(r) + ")"
+                if o.get("exact") else ""),
              f"matmul peak (bf16 {r['peak']['n']}^3, measured): {tf(r['peak']['tflops'])} "
              f"TFLOP/s · fixed compute {r['fixed_flops_per_puzzle']:.3e} FLOP/puzzle · "
              f"rows in flight {r['rows_in_flight']}", ""]

@@ -46,6 +46,7 @@ def test_profile_groups_kernel_time_by_kind():
     ("void at::native::multi_tensor_apply_kernel<", "optimizer (foreach)"),
     ("ncclDevKernel_AllReduce_Sum_f32_RING_LL", "communication"),
     ("Memcpy HtoD (Pinned -> Device)", "other"),
+    ("add_rms_norm_kernel", "compiled elementwise"),  # engine/norm_kernel.py's
 ])
 def test_kernels_are_filed_by_what_they_do_not_by_every_name_they_carry(name, kind):
     from ptrm_cli.bench_modes import _kind

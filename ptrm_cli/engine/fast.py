@@ -43,6 +43,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..errors import UsageError
+from . import norm_kernel
 from .model import TRM, SwiGLU, flops_per_step
 from .sampler import (TARGET_Y, TARGET_Z, Rollouts, add_noise, add_noise_blocked, check_inputs,
                       check_run, puzzle_keys)
@@ -156,6 +157,9 @@ class Engine:
         self.rope = self.model._rope()
         self.compile = self.device.type == "cuda" if compile is None else bool(compile)
         self.mode, self.scope, self.backend = mode, scope, backend
+        # under fixed_order_norm, compiled on a GPU: the fixed-order add + RMSNorm as one kernel
+        self.norm_kernel = (self.compile and backend == "inductor" and self.device.type == "cuda"
+                            and norm_kernel.use(self.model))
         self.deterministic = deterministic
         self.compile_error: str | None = None
         app, step_fn = self.model.L_level, self._step_eager

@@ -355,15 +355,22 @@ class Block(nn.Module):
 
     #: RMSNorm's sum of squares in a fixed order (TRM.fixed_order_norm), not a reduction's
     pairwise_norm: bool = False
+    #: add_norm(x, y, eps): the same as rms_norm(x + y, eps, pairwise=True) in one kernel; set
+    #: only on a compiled engine's copy on a GPU (engine/norm_kernel.py)
+    add_norm = None
+
+    def _add_norm(self, x: Tensor, y: Tensor) -> Tensor:
+        if self.pairwise_norm and self.add_norm is not None:
+            return self.add_norm(x, y, self.eps)
+        return rms_norm(x + y, self.eps, self.pairwise_norm)
 
     def forward(self, x: Tensor, rope: tuple[Tensor, Tensor] | None) -> Tensor:
-        pairwise = self.pairwise_norm
         if hasattr(self, "mlp_t"):
             xt = x.transpose(1, 2)  # [B, D, S]: mix tokens, normalise over S
-            x = rms_norm(xt + self.mlp_t(xt), self.eps, pairwise).transpose(1, 2)
+            x = rms_norm(xt + self.mlp_t(xt), self.eps, self.pairwise_norm).transpose(1, 2)
         else:
-            x = rms_norm(x + self.self_attn(x, rope), self.eps, pairwise)
-        return rms_norm(x + self.mlp(x), self.eps, pairwise)
+            x = self._add_norm(x, self.self_attn(x, rope))
+        return self._add_norm(x, self.mlp(x))
 
 
 class ReasoningModule(nn.Module):
