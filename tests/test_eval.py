@@ -4,6 +4,7 @@ the golden split from the ppbench wheel, and clear errors."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -830,7 +831,8 @@ def test_halt_errors_and_resume_keep_halted_runs_apart(ckpt, dataset, tmp_path):
 
     loaded = solver.load_model(str(ckpt), "cpu")
     ev = eval_sets.resolve_split("val", str(dataset), loaded)
-    plain = fingerprint(str(ckpt), loaded.config.to_dict(), ev.keys, 2, 2, "z", 8)  # no --halt
+    plain = fingerprint(str(ckpt), loaded.config.to_dict(), ev.keys, 2, 2, "z", 8,
+                        exact=True)  # no --halt
     (out / "partial.json").write_text(json.dumps(
         {"format": "ptrm-eval-partial/1", "fingerprint": plain, "runs": {}}))
     bad(*base, "--halt", 0.5, "--resume",
@@ -849,7 +851,7 @@ def test_finished_runs_of_the_same_evaluation_are_not_thrown_away(ckpt, dataset,
             "--sigma", "0.5", "--seeds", 1, "--det-D", 2, "--out", out, "--no-plots"]
     loaded = solver.load_model(str(ckpt), "cpu")
     ev = eval_sets.resolve_split("val", str(dataset), loaded)
-    fp = fingerprint(str(ckpt), loaded.config.to_dict(), ev.keys, 2, 2, "z", 8)
+    fp = fingerprint(str(ckpt), loaded.config.to_dict(), ev.keys, 2, 2, "z", 8, exact=True)
     kept = json.dumps({"format": "ptrm-eval-partial/1", "fingerprint": fp,
                        "runs": {"det_D2": {"D": 2}}})
     (out / "partial.json").write_text(kept)
@@ -888,7 +890,7 @@ def test_resume_on_other_puzzles_says_how_many(ckpt, dataset, tmp_path):
     loaded = solver.load_model(str(ckpt), "cpu")
     n = len(eval_sets.resolve_split("val", str(dataset), loaded).keys)
     assert n > 1
-    fp = fingerprint(str(ckpt), loaded.config.to_dict(), ["a"], 2, 2, "z", 8)
+    fp = fingerprint(str(ckpt), loaded.config.to_dict(), ["a"], 2, 2, "z", 8, exact=True)
     SavedRuns(out / NAME, fp, resume=False, write=True, n_puzzles=1).put("det_D2", {"D": 2})
     bad(*base, "--resume", match=f"(different puzzles: 1 in the saved runs, {n} now)")
     saved = json.loads((out / NAME).read_text())
@@ -966,8 +968,10 @@ def test_starting_over_on_another_evaluations_runs_says_what_differs(ckpt, datas
 
 def test_exact_runs_the_model_with_a_fixed_order_norm_and_keeps_its_runs_apart(
         ckpt, dataset, tmp_path, monkeypatch):
-    """--exact: every run sees the model with RMSNorm summed pairwise; the report says so;
-    runs saved without it are not resumed with it (their rollouts may differ on a GPU)."""
+    """--exact (the default): every run sees the model with RMSNorm summed pairwise; the report
+    says so; --no-exact runs by a reduction, as evaluations before it did, and runs saved so
+    are not resumed by a default evaluation (their rollouts may differ on a GPU): the hint
+    says how to resume them."""
     from ptrm_cli.engine import distributed
 
     seen = set()
@@ -977,14 +981,14 @@ def test_exact_runs_the_model_with_a_fixed_order_norm_and_keeps_its_runs_apart(
     out = tmp_path / "ev"
     base = ["eval", "--split", "val", "--data", dataset, "-c", ckpt, "--K", 2, "--D", 2,
             "--sigma", "0.5", "--seeds", 1, "--no-plots"]
-    r = ptrm(*base, "--out", out, "--json", "--exact")
+    r = ptrm(*base, "--out", out, "--json")
     assert r.exit_code == 0, r.output
     assert seen == {True} and json.loads(r.stdout)["settings"]["exact"] is True
     seen.clear()
-    r = ptrm(*base, "--out", tmp_path / "plain", "--json")
+    r = ptrm(*base, "--out", tmp_path / "plain", "--json", "--no-exact")
     assert r.exit_code == 0, r.output
     assert seen == {False} and "exact" not in json.loads(r.stdout)["settings"]
-    # runs saved by an evaluation without --exact are another evaluation's
+    # runs saved by an evaluation without the fixed order are another evaluation's
     from ptrm_cli.eval_resume import fingerprint
 
     loaded = solver.load_model(str(ckpt), "cpu")
@@ -994,9 +998,12 @@ def test_exact_runs_the_model_with_a_fixed_order_norm_and_keeps_its_runs_apart(
     again.mkdir()
     (again / "partial.json").write_text(json.dumps(
         {"format": "ptrm-eval-partial/1", "fingerprint": plain, "runs": {}}))
-    bad(*base, "--out", again, "--exact", "--resume",
-        match="(different exact: not set in the saved runs, True now)")
-    # and merging an --exact report with a plain one is refused
+    r = bad(*base, "--out", again, "--resume",
+            match="(different exact: not set in the saved runs, True now)")
+    assert "add --no-exact to resume them" in " ".join(r.output.split())
+    r = ptrm(*base, "--out", again, "--resume", "--no-exact")
+    assert r.exit_code == 0 and "another evaluation" not in r.output, r.output
+    # and merging a report of the fixed order with a plain one is refused
     bad("eval", "--merge", out, "--merge", tmp_path / "plain", "-o", tmp_path / "merged",
         match="exact")
 
@@ -1062,3 +1069,39 @@ def test_types_whose_codec_is_missing_say_so_not_that_the_split_lacks_them(ckpt,
     with pytest.raises(PtrmError, match=r"no qa-three puzzles to evaluate \(it holds qa-one, "
                                         r"qa-two\)"):
         eval_sets.resolve_split("val", str(out), loaded, types=["qa-three"])
+
+
+def test_eval_parity_script_compares_the_engine_with_the_eager_loop(ckpt, dataset, tmp_path,
+                                                                     monkeypatch):
+    """scripts/eval_parity.py (run on a GPU to hold `ptrm eval --exact` to the eager loop): the
+    eager pass really samples with fast=False, the calls line up, and a difference shows."""
+    import importlib.util
+
+    from ptrm_cli.engine import sampler
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / "eval_parity.py"
+    spec = importlib.util.spec_from_file_location("eval_parity", path)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    asked, real = [], sampler.sample
+    monkeypatch.setattr(sampler, "sample", lambda *a, **kw: asked.append(kw.get("fast"))
+                        or real(*a, **kw))
+    args = ["eval", "--split", "val", "--data", str(dataset), "-c", str(ckpt), "--K", "3",
+            "--D", "2", "--det-D", "2", "--seeds", "1", "--device", "cpu", "--exact"]
+    fast = script.evaluate(args, tmp_path / "fast", eager=False)
+    n = len(asked)
+    eager = script.evaluate(args, tmp_path / "eager", eager=True)
+    assert n and asked[:n] == [None] * n and asked[n:] == [False] * n
+    assert sampler.sample is not real and sampler.sample.__name__ == "<lambda>"  # put back
+    rows = script.compare(fast, eager)
+    assert len(rows) == n and all(r["answers_identical"] == 1.0 and r["q_identical"] == 1.0
+                                  for r in rows)
+    preds, q = eager[-1]
+    changed = preds.clone()
+    changed[0, 0, 0] += 1
+    row = script.compare(fast[-1:], [(changed, q + 0.5)])[0]
+    assert row["answers_identical"] == pytest.approx(1 - 1 / row["rollouts"])
+    assert row["q_identical"] == 0.0 and row["max_abs_dq"] == 0.5
+    reports = [json.loads((tmp_path / k / "report.json").read_text()) for k in ("fast", "eager")]
+    assert reports[0]["settings"]["exact"] is True
+    assert script.verdicts(reports[0]) == script.verdicts(reports[1])

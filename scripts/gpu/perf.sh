@@ -2,7 +2,8 @@
 # Issue #9 on one card (headline and curve ran 2026-11-26 on H100s via `pair`; train_scaling,
 # scaling, fp8 and mlp on 2 x H200 in session 17; train_scaling, scaling, mlp on 4 x H200 in
 # 18; train_scaling, scaling on 4 x H100 in 19; host_trace, ddp_trace, train_scaling in 20;
-# headline on an H100 in 21; swiglu, parity, exact and train_scaling in 22):
+# headline on an H100 in 21; swiglu, parity, exact and train_scaling in 22; norm, norm_exact and
+# eval_exact in 23):
 # the headline benchmark and the accuracy/compute curve of adaptive compute on validation, for
 # the bundled model. Ask for nvidia-h100-x1 (the issue's card); a reply from an H200 is
 # recorded as such.
@@ -31,6 +32,10 @@
 #   run:   bash scripts/gpu/perf.sh norm           (any card, ~1 min: add + RMSNorm with the
 #                                                   fixed-order sum as one Triton kernel against
 #                                                   Inductor's, scripts/norm_kernel.py)
+#   run:   bash scripts/gpu/perf.sh norm_exact     (any card, ~5 min: norm, exact, and --no-exact's
+#                                                   fast run on the same machine)
+#   run:   bash scripts/gpu/perf.sh eval_exact     (any card, ~5 min: `ptrm eval --exact` against
+#                                                   the eager loop, scripts/eval_parity.py)
 #   run:   bash scripts/gpu/perf.sh host_trace     (any card, ~3 min: what holds the training
 #                                                   host back, batch 192, with and without graphs)
 #   run:   bash scripts/gpu/perf.sh ddp_trace      (a 4-GPU machine, ~4 min: the same on every
@@ -111,8 +116,7 @@ parity() {
         | grep -v Warning | tail -n 20
 }
 
-# Could --exact be free? The fixed-order sum as one Triton kernel of our own (written in
-# session 22 after its device time was spent: never run on a GPU yet)
+# Could --exact be free? The fixed-order sum as one Triton kernel of our own (session 23: yes)
 norm() {
     setup
     timeout "$(left 300)" python3 scripts/norm_kernel.py --json "$OUT/norm_kernel.json" 2>&1 \
@@ -123,6 +127,26 @@ exact() {
     setup
     timeout "$(left 560)" ptrm bench -c "$MODEL" --K 100 --D 48 --puzzles 61 --split golden \
         --modes fast,eager --exact --out "$OUT/bench_exact.json" 2>&1 | tail -n 12
+}
+
+# Session 23: the kernel in the engine (engine/norm_kernel.py, under --exact on a GPU, the
+# default since). The kernel alone, then `exact` (fast with the kernel against eager), then
+# the reduction's fast run (--no-exact, the default before) on the same machine (~5 min)
+norm_exact() {
+    setup
+    NO_SETUP=1 norm
+    NO_SETUP=1 exact
+    timeout "$(left 580)" ptrm bench -c "$MODEL" --K 100 --D 48 --puzzles 61 --split golden \
+        --modes fast --no-exact --out "$OUT/bench_default.json" 2>&1 | tail -n 5
+}
+
+# `ptrm eval --exact` as the command runs it against the same evaluation on the eager loop,
+# rollout by rollout (scripts/eval_parity.py; ~5 min)
+eval_exact() {
+    setup
+    timeout "$(left 580)" python3 scripts/eval_parity.py runs/eval_parity \
+        --json "$OUT/eval_parity.json" -- --split golden --K 100 --D 48 --det-D 48 \
+        --seeds 1 --exact 2>&1 | grep -v Warning | tail -n 12
 }
 
 # Issue #9's near-linear evaluation scaling: measured on 4 x H200 (session 18: 100% on 2 and 4,
