@@ -49,7 +49,7 @@ class BenchOptions:
     compile: bool | None = None        # None: on CUDA
     compile_mode: str = "default"
     deterministic: bool = True
-    exact: bool = False                # RMSNorm summed in a fixed order (TRM.fixed_order_norm)
+    exact: bool = True                 # RMSNorm summed in a fixed order (TRM.fixed_order_norm)
     check_every: int = 4
     wave: int | None = None
     q_threshold: float | None = 0.9

@@ -385,8 +385,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--no-compile", dest="compile", action="store_false")
     p.add_argument("--compile-mode", dest="compile_mode", default=d.compile_mode)
     p.add_argument("--no-deterministic", dest="deterministic", action="store_false")
-    p.add_argument("--exact", action="store_true",
-                   help="RMSNorm summed in a fixed order: fast gives eager's results bit for bit")
+    p.add_argument("--exact", action=argparse.BooleanOptionalAction, default=d.exact,
+                   help="RMSNorm summed in a fixed order: fast gives eager's results bit for bit "
+                        "(the default; --no-exact: a reduction kernel's order)")
     p.add_argument("--wave", type=int)
     p.add_argument("--q-threshold", dest="q_threshold", type=float, default=d.q_threshold)
     p.add_argument("--no-rules", dest="rules", action="store_false")

@@ -45,9 +45,13 @@ class SavedRuns:
                             hint="delete it, or run without --resume to start over") from None
         different = differences(saved, fingerprint, n_puzzles)
         if different:
+            hint = "use another --out, or run without --resume to start over"
+            if saved["fingerprint"].get("exact") is None and fingerprint.get("exact"):
+                hint = ("its runs summed RMSNorm by a reduction (saved before the fixed order "
+                        "became the default on 2026-11-28, or with --no-exact): add "
+                        f"--no-exact to resume them; or {hint}")
             raise PtrmError(f"{path} holds runs of another evaluation (different "
-                            f"{'; '.join(different)})",
-                            hint="use another --out, or run without --resume to start over")
+                            f"{'; '.join(different)})", hint=hint)
         self.runs = saved["runs"]
 
     @classmethod

@@ -215,7 +215,7 @@ class EvalSettings:
     halt: float | None = None
     #: RMSNorm summed in a fixed order (TRM.fixed_order_norm): the compiled engine on a GPU
     #: gives the eager loop's rollouts bit for bit
-    exact: bool = False
+    exact: bool = True
 
     def __post_init__(self):
         if not self.det_D:

@@ -410,7 +410,10 @@ def load_model(arg: str | Path | None, device: str = "auto", *,
         raise
     except (OSError, ValueError, KeyError, RuntimeError) as e:
         raise PtrmError(f"cannot load checkpoint {path}: {e}") from None
-    model.eval()
+    # Inference sums RMSNorm's squares in a fixed order: the compiled engine on a GPU then
+    # gives the eager loop's rollouts bit for bit, at the same speed (engine/norm_kernel.py;
+    # docs/PERFORMANCE.md, "Session 23"). `ptrm eval --no-exact` and `bench --no-exact` undo it.
+    model.eval().fixed_order_norm()
     return LoadedModel(model, vocab, meta, str(path), device)
 
 

@@ -264,7 +264,7 @@ def test_bench_uses_the_noise_solve_would_use(tmp_path):
                                                      split="random", modes=["fast"],
                                                      device="cpu"))
     assert (rep["options"]["sigma"], rep["options"]["perturb"]) == (0.2, "z")
-    assert benchmark.table(rep).splitlines()[0].endswith(" sigma=0.2")
+    assert " sigma=0.2 · exact" in benchmark.table(rep).splitlines()[0]  # no "on z"
 
 
 def test_bench_passes_the_noise_down_to_both_loops(monkeypatch):
@@ -308,6 +308,11 @@ def test_exact_sums_the_norm_in_a_fixed_order_in_both_loops(monkeypatch):
         assert rep["options"]["exact"] is exact
         assert ("exact (RMSNorm summed in a fixed order)" in benchmark.table(rep)) is exact
         assert rep["agreement"]["fast vs eager"]["rollouts_identical"] == 1.0
+    fast = next(e for e in rep["modes"] if e["mode"] == "fast")
+    assert fast["norm_kernel"] is False  # the Triton kernel is a compiled GPU engine's only
+    rep["options"]["exact"], fast["norm_kernel"] = True, True  # as a GPU run reports it
+    assert "exact (RMSNorm summed in a fixed order, in one Triton kernel)" in \
+        benchmark.table(rep)
     r = CliRunner().invoke(app, ["bench", "--help"])
     assert "--exact" in r.output
 

@@ -102,3 +102,24 @@ def test_an_engine_built_before_the_switch_is_built_again():
     model.fixed_order_norm()
     after = fast.engine_for(model, compile=False)
     assert after is not before and all(b.pairwise_norm for b in after.model.L_level.layers)
+
+
+def test_inference_sums_in_the_fixed_order_by_default():
+    """Every model loaded for inference (solve, eval, bench) sums RMSNorm in the fixed order;
+    bench and eval take --no-exact to undo it."""
+    from typer.testing import CliRunner
+
+    from ptrm_cli import benchmark, solver
+    from ptrm_cli.app import app
+
+    loaded = solver.load_model(None, "cpu")  # the bundled model
+    assert all(b.pairwise_norm for b in loaded.model.L_level.layers)
+    assert benchmark.BenchOptions().exact is True
+    assert benchmark.parser().parse_args([]).exact is True
+    assert benchmark.parser().parse_args(["--no-exact"]).exact is False
+    for flag, exact in ((None, True), ("--no-exact", False)):  # `ptrm bench`'s own options
+        r = CliRunner().invoke(app, ["bench", "--model", "tiny", "--K", "2", "--D", "1",
+                                     "--puzzles", "1", "--modes", "fast", "--device", "cpu",
+                                     *([flag] if flag else [])])
+        assert r.exit_code == 0, r.output
+        assert ("exact (RMSNorm summed in a fixed order)" in r.output) is exact

@@ -60,11 +60,12 @@ def bench(
                                        help="Inductor's deterministic mode (no kernel "
                                             "choices by timing: the same kernels on every "
                                             "GPU)."),
-    exact: bool = typer.Option(False, "--exact/--no-exact",
+    exact: bool = typer.Option(True, "--exact/--no-exact",
                                help="Sum RMSNorm's squares in a fixed order, so the compiled "
                                     "engine gives the eager loop's results bit for bit on a "
-                                    "GPU (fast vs eager: 100% identical rollouts against 68% on "
-                                    "an H100, 10% slower; docs/PERFORMANCE.md)."),
+                                    "GPU (fast vs eager: 100% identical rollouts on an H100, "
+                                    "0.5% slower than a reduction, which gave 68%; "
+                                    "docs/PERFORMANCE.md). --no-exact: the reduction's order."),
     check_every: int = typer.Option(4, "--check-every", min=1,
                                     help="Adaptive: steps between checks."),
     wave: int = typer.Option(None, "--wave", min=1, show_default="K",

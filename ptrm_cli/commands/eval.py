@@ -102,10 +102,11 @@ def evaluate(
                                      show_default="the checkpoint's own, else the dataset's",
                                      help="ARC: the identifiers.json naming the checkpoint's "
                                           "puzzle-embedding rows (docs/MAZE_ARC.md)."),
-    exact: bool = typer.Option(False, "--exact", help=(
+    exact: bool = typer.Option(True, "--exact/--no-exact", help=(
         "Sum RMSNorm's squares in a fixed order, so that on a GPU the compiled engine gives "
-        "the eager loop's rollouts bit for bit (ptrm bench --exact on an H100: 100% of a fixed "
-        "run's rollouts, 10% slower; docs/PERFORMANCE.md).")),
+        "the eager loop's rollouts bit for bit (on an H100: 100% of a fixed run's rollouts, at "
+        "the same speed; docs/PERFORMANCE.md). --no-exact: a reduction kernel's own order, "
+        "as evaluations before 2026-11-28 ran (needed to --resume or --merge those).")),
     threads: int = threads_option("torch's: one a core"),
     resume: bool = typer.Option(False, "--resume", help=(
         "Continue an interrupted evaluation: the runs already finished in --out (saved after "
@@ -279,7 +280,7 @@ def evaluate(
             f"K={K} D={D} "
             f"σ={','.join(f'{s:g}' for s in sigmas)}{sigma_note} "
             f"perturb={perturb}{'' if halt is None else f' halt={halt:g}'}"
-            f"{' exact' if exact else ''} · "
+            f"{'' if exact else ' --no-exact'} · "
             f"seeds {settings.seeds} · TRM baselines D={settings.det_D} · "
             f"device={device}{f' x{ranks} processes' if ranks > 1 else ''} · "
             f"{esc(loaded.path)}[/]",
@@ -514,7 +515,7 @@ def _is_arc(data: Path) -> bool:
 
 
 def _eval_arc(loaded, data: Path, split: str, *, K, D, sigma, perturb, seed, limit, memory,
-              out, as_json, identifiers, main: bool = True, exact: bool = False):
+              out, as_json, identifiers, main: bool = True, exact: bool = True):
     """ARC (ptrm_cli/arc_eval.py): best-Q rollout per augmented view, vote across views. Under
     torchrun every rank computes its share of the views; rank 0 votes, prints and writes."""
     from .. import arc_eval, arc_ids, solver
@@ -525,7 +526,7 @@ def _eval_arc(loaded, data: Path, split: str, *, K, D, sigma, perturb, seed, lim
         table = arc_ids.table_for(loaded, identifiers, dataset=data)
     if main:
         err_console.print(f"[dim]ARC {esc(f'{data}/{split}')}: K={K} D={D} σ={sigma:g} "
-                          f"perturb={perturb}{' exact' if exact else ''} seed {seed} · "
+                          f"perturb={perturb}{'' if exact else ' --no-exact'} seed {seed} · "
                           f"{esc(loaded.path)}"
                           f"{esc(f' · identifiers {table.source}') if table else ''}[/]",
                           highlight=False)
