@@ -24,6 +24,18 @@ def one_thread():
     torch.set_num_threads(n)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def ctrl_c_is_heard():
+    """A suite started in the background (`pytest &` from a script) inherits SIGINT ignored,
+    and Python then keeps it so: the tests of what Ctrl-C does (training saves and stops, the
+    launcher forwards it) failed for want of a signal. They get Python's usual handler."""
+    import signal
+
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
+
+
 def _installed_codec(name: str):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # plugins still being written warn as they fail to load
