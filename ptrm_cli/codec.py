@@ -88,6 +88,15 @@ def cell_name(r: int, c: int) -> str:
     return f"r{r + 1}c{c + 1}"
 
 
+def size_name(rows: int, cols: int) -> str:
+    """A grid size as messages say it: `9x9` when square, else rows first and spelled out,
+    `8 rows x 9 columns`: a bare `8x9` reads both ways (`--sizes` and `--size` take ROWSxCOLS,
+    a puzz.link URL gives the columns first)."""
+    if rows == cols:
+        return f"{rows}x{cols}"
+    return f"{rows} row{'s' * (rows != 1)} x {cols} column{'s' * (cols != 1)}"
+
+
 #: cells a message lists before "+N more": enough to find the place on the board, few enough
 #: to keep the line short (`Violation.cells`, and so --json, hold them all)
 LISTED_CELLS = 3
@@ -305,7 +314,7 @@ def family_problems(fam: Family) -> list[str]:
         return [f"family {fam!r} is not a ptrm_cli.codec.Family"]
     out = []
     if fam.rows < 1 or fam.cols < 1:
-        out.append(f"family {fam.name!r} has a {fam.rows}x{fam.cols} grid")
+        out.append(f"family {fam.name!r} has a {size_name(fam.rows, fam.cols)} grid")
     if not isinstance(fam.vocab, Vocab):
         return out + [f"family {fam.name!r}: its vocab is not a ptrm_cli.vocab.Vocab"]
     odd = [t for t in fam.vocab.tokens if not isinstance(t, str)]
@@ -440,8 +449,9 @@ def violations_of(codec: Codec, puzzle: Puzzle, solution: Solution) -> list[Viol
     except PtrmError:
         raise
     except Exception as e:  # noqa: BLE001 - the codec's bug, named
-        odd = (f" (on a {shape[0]}x{shape[1]} solution of a {puzzle.rows}x{puzzle.cols} "
-               f"puzzle, as decode, parse or from_record gave it)"
+        odd = (f" (on a {size_name(*shape)} solution of a "
+               f"{size_name(puzzle.rows, puzzle.cols)} puzzle, as decode, parse or from_record "
+               "gave it)"
                if shape != (puzzle.rows, puzzle.cols) else "")
         raise bug(codec, f"raised {type(e).__name__} in verify{odd}: {e}") from e
     # an answer may be larger than its puzzle (ARC's outputs), and its cells are named too
@@ -474,8 +484,8 @@ def _checked_violations(codec: Codec, found, method: str = "verify", *,
                     and all(isinstance(i, (int, np.integer)) for i in cell)
                     and 0 <= cell[0] < rows and 0 <= cell[1] < cols):
                 raise bug(codec, f"{method} named the cell {cell!r} in {v.code!r}, which is "
-                                 f"not on the {rows}x{cols} board (cells are 0-based (row, "
-                                 "col) pairs)")
+                                 f"not on the {size_name(rows, cols)} board (cells are "
+                                 "0-based (row, col) pairs)")
     return out
 
 
@@ -685,20 +695,23 @@ def type_guessed(text: str) -> bool:
         return False
 
 
-def also_read_by(codec: Codec, text: str) -> list[str]:
-    """The other installed types whose reader takes `text` too: where a guessed type
-    (`type_guessed`) could be the wrong one. A reader that breaks counts as a no, as in
-    `_sniffs`."""
+def read_by(text: str) -> list[str]:
+    """The installed types whose reader takes `text`: what a grid that names no type may be.
+    A reader that breaks counts as a no, as in `_sniffs`."""
     found = []
     for reg in _load().values():
-        if reg.codec.name == codec.name:
-            continue
         try:
             reg.codec.parse(text)
         except Exception:  # noqa: BLE001 - its refusal, or a plugin's bug: not a reader of it
             continue
         found.append(reg.codec.name)
     return found
+
+
+def also_read_by(codec: Codec, text: str) -> list[str]:
+    """The other installed types whose reader takes `text` too: where a guessed type
+    (`type_guessed`) could be the wrong one."""
+    return [name for name in read_by(text) if name != codec.name]
 
 
 def other_type_hint(e: OtherType) -> str:
@@ -749,6 +762,19 @@ def _detect(text: str, source: str | None) -> tuple[Codec, bool]:
                              f"codec reads (installed: {', '.join(_load())})", source=source,
                              line=1, hint=_broken_plugin(lines[0])
                              or "install its plugin (docs/PLUGINS.md), or pass --codec TYPE")
+        # a grid whose type's sniff does not claim it (a lightup grid is a nurikabe grid too):
+        # the types that read it are the choice to offer
+        readers = read_by(text)
+        told = "cannot tell the puzzle type: the text names none, and it reads"
+        if len(readers) == 1:
+            raise ParseError(f"{told} only as {readers[0]}", source=source,
+                             hint=f"start it with a line `{readers[0]}`, or pass --codec "
+                                  f"{readers[0]}")
+        if readers:
+            raise ParseError(f"{told} as any of {', '.join(readers)}", source=source,
+                             hint=f"start it with a line naming its type (`{readers[0]}`, say), "
+                                  "or pass --codec TYPE; `ptrm codecs TYPE` shows each type's "
+                                  "rules")
         raise ParseError("cannot tell the puzzle type: expected a puzz.link URL, pzprv3 text, "
                          "or a grid whose first line names the type",
                          source=source, hint="pass --codec TYPE")

@@ -342,10 +342,12 @@ def outside_training(loaded: LoadedModel, puzzle: Puzzle) -> str | None:
     if kept is None:
         return (f"this model did not train on {puzzle.type} (it trained on "
                 f"{', '.join(sorted(seen))}): it may not find a valid answer")
-    size = f"{puzzle.rows}x{puzzle.cols}"
+    size = f"{puzzle.rows}x{puzzle.cols}"  # as meta.trained_on writes it (ROWSxCOLS)
     if kept.lower() not in (ANY_SIZE, size):
-        return (f"this model trained on {kept} {puzzle.type} only, and this one is {size}: "
-                "it may not find a valid answer")
+        trained = registry.size_name(*(int(n) for n in kept.lower().split("x")))
+        return (f"this model trained on {trained} {puzzle.type} only, and this one is "
+                f"{registry.size_name(puzzle.rows, puzzle.cols)}: it may not find a valid "
+                "answer")
     return None
 
 
@@ -411,7 +413,7 @@ def load_model(arg: str | Path | None, device: str = "auto", *,
     except (OSError, ValueError, KeyError, RuntimeError) as e:
         raise PtrmError(f"cannot load checkpoint {path}: {e}") from None
     # Inference sums RMSNorm's squares in a fixed order: the compiled engine on a GPU then
-    # gives the eager loop's rollouts bit for bit, at the same speed (engine/norm_kernel.py;
+    # gives the eager loop's rollouts bit for bit, 0.5% slower on an H100 (engine/norm_kernel.py;
     # docs/PERFORMANCE.md, "Session 23"). `ptrm eval --no-exact` and `bench --no-exact` undo it.
     model.eval().fixed_order_norm()
     return LoadedModel(model, vocab, meta, str(path), device)

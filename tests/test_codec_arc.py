@@ -281,7 +281,7 @@ def test_a_wrong_answer_is_said_against_the_expected_output(codec):
     assert v.message == (f"differs from the expected output in {len(cells)} of {want.size} "
                          f"cells: {cells_named(cells)}")
     (v,) = codec.verify(puzzle, Solution("arc", want[:2, :4]))
-    assert v.message == "wrong size: 2x4, expected 3x5"
+    assert v.message == "wrong size: 2 rows x 4 columns, expected 3 rows x 5 columns"
     assert v.code == "mismatch"  # --json keeps its code: scripts read it
     assert codec.has_rules is False and Codec.has_rules is True
 
@@ -343,7 +343,8 @@ def test_load_tasks_checks_pairs_grids_and_solutions(tmp_path):
             "b": r"ARC task 'b' train pair 0: expected \{'input': grid, 'output': grid\}",
             "c": r"ARC task c train pair 0 input: colours are 0..9 \(whole numbers\), found 12 at "
                  r"row 1, column 2",
-            "d": r"ARC task d test pair 0 input is 1x31; ARC grids are at most 30x30",
+            "d": r"ARC task d test pair 0 input is 1 row x 31 columns; ARC grids are at most "
+                 r"30x30",
             "e": r"ARC task 'e': expected \{'train': \[...\], 'test': \[...\]\}"}
     for tid, task in bad.items():
         path = write("bad.json", {tid: task})

@@ -279,7 +279,7 @@ def test_bad_text_is_a_parse_error(text, match):
 
 def test_bad_janko_is_a_parse_error():
     problem = "2 2\n1 -\n- -"
-    with pytest.raises(ParseError, match="solution is 3x2"):
+    with pytest.raises(ParseError, match="solution is 3 rows x 2 columns, its problem 2x2"):
         CODEC.from_janko(problem, "3 2\nx x\nx x\n- x")
     with pytest.raises(ParseError, match="shades the clue"):
         CODEC.from_janko(problem, "2 2\nx x\nx x")

@@ -115,8 +115,10 @@ def test_url_round_trip_is_exact(name, installed_codec):
 
 @pytest.mark.parametrize("name, url, match", [
     # the 10x10 tapa of PPBENCH_FORMATS.md §1 with its rows typed as 9: the last run of blanks
-    # covers the missing row, so the size was taken for the board's
-    ("tapa", "tapa/10/9/g1p0n0zzzx", "covers 100 cells, but its 10x9 board has 90"),
+    # covers the missing row, so the size was taken for the board's; the board was "10x9",
+    # columns first as the URL gives them, where ptrm's sizes (--sizes) are rows first
+    ("tapa", "tapa/10/9/g1p0n0zzzx",
+     "covers 100 cells, but its 9 rows x 10 columns board has 90"),
     ("lightup", "akari/3/3/z", "covers 20 cells, but its 3x3 board has 9"),
     ("shakashaka", "shakashaka/3/3/z", "covers 20 cells, but its 3x3 board has 9"),
     ("sudoku", "sudoku/4/4/z", "covers 20 cells, but its 4x4 board has 16"),

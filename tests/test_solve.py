@@ -440,6 +440,28 @@ def test_bad_inputs(ckpt, sudoku, tmp_path):
     bad("solve", short, "-c", ckpt, match="short.txt")
 
 
+def test_a_grid_no_type_claims_is_refused_with_the_types_that_read_it(ckpt, tmp_path):
+    """A header-less grid that several types read, and no type's sniff claims, said "cannot
+    tell the puzzle type" with "pass --codec TYPE": which types, the user had to find out."""
+    rows = [". . . 1 . . . . .", ". 2 . . . . . . .", ". . . . . 3 . . ."]
+    grid = tmp_path / "grid.txt"
+    grid.write_text("\n".join(rows) + "\n")
+    r = bad("solve", grid, "-c", ckpt, match="cannot tell the puzzle type: the text names none, "
+            "and it reads as any of lightup, nurikabe, shakashaka, tapa")
+    assert "start it with a line naming its type (`lightup`, say), or pass --codec TYPE" in \
+        " ".join(r.output.split())
+    # both ways the hint gives then work
+    solve_json(ckpt, grid, "--codec", "tapa")
+    (tmp_path / "named.txt").write_text("nurikabe\n" + grid.read_text())
+    assert solve_json(ckpt, tmp_path / "named.txt")[1]["type"] == "nurikabe"
+    # a grid only one type reads: that type is the one named
+    heyawake = tmp_path / "heyawake.txt"
+    heyawake.write_text("0 0 1\n0 0 1\n\n2 . 1\n. . .\n")
+    r = bad("solve", heyawake, "-c", ckpt, match="the text names none, and it reads only as "
+            "heyawake")
+    assert "start it with a line `heyawake`, or pass --codec heyawake" in " ".join(r.output.split())
+
+
 def test_windows_text_files(ckpt, sudoku, tmp_path):
     """What Windows editors and PowerShell's `>` write: a BOM and CRLF, or UTF-16 text."""
     codec, puzzle, _ = sudoku
@@ -772,6 +794,16 @@ def test_a_puzzle_outside_what_the_model_trained_on_gets_a_note(tmp_path):
     assert out["notes"] == ["this model trained on 9x9 sudoku only, and this one is 4x4: it "
                             "may not find a valid answer"]
     assert "note: this model trained on 9x9 sudoku only" in r.stderr
+    # rows and columns named where they differ: "10x10 ... this one is 8x9" read both ways
+    rows = "\n".join([". " * 9] * 8) + "\n"
+    assert solve_json(ck, "-", input="lightup\n" + rows)[1]["notes"] == [
+        "this model trained on 10x10 lightup only, and this one is 8 rows x 9 columns: it may "
+        "not find a valid answer"]
+    ck8 = save_checkpoint(tmp_path / "m8", tiny_model(len(PPBENCH.vocab), 0), PPBENCH.vocab,
+                          {"trained_on": {"nurikabe": "9x8"}})
+    assert solve_json(ck8, "-", input="nurikabe\n" + rows)[1]["notes"] == [
+        "this model trained on 9 rows x 8 columns nurikabe only, and this one is 8 rows x 9 "
+        "columns: it may not find a valid answer"]
     nine = "sudoku\n" + "\n".join(["1........"] + ["........."] * 8) + "\n"
     assert solve_json(ck, "-", input=nine)[1]["notes"] == []
     # a puzzle the model cannot hold at all (12x12 in a 10x10 family): the error, no note

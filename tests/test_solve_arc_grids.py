@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from ptrm_cli import solver
 from ptrm_cli.app import app
-from ptrm_cli.codec import Puzzle
+from ptrm_cli.codec import Puzzle, size_name
 from ptrm_cli.engine.checkpoint import save_checkpoint
 
 from fixtures_models import tiny_model
@@ -149,8 +149,9 @@ def test_a_wrong_pair_answer_is_said_against_the_expected_output(tmp_path):
     one_off = answer.copy()
     one_off[-1, -1] = (one_off[-1, -1] + 1) % 10
     for output, verdict in (
-            (bigger, f"wrong size: {answer.shape[0]}x{answer.shape[1]}, expected "
-                     f"{bigger.shape[0]}x{bigger.shape[1]}"),
+            # one more row: one size at least is not square, said as rows and columns
+            (bigger, f"wrong size: {size_name(*answer.shape)}, expected "
+                     f"{size_name(*bigger.shape)}"),
             (one_off, f"differs from the expected output in 1 of {answer.size} cells: "
                       f"r{answer.shape[0]}c{answer.shape[1]}")):
         pair.write_text(json.dumps({"input": GRID, "output": output.tolist()}))

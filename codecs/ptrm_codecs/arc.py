@@ -45,7 +45,8 @@ import numpy as np
 from rich.text import Text
 
 from ptrm_cli import dihedral
-from ptrm_cli.codec import Codec, Family, Parsed, Puzzle, Solution, Violation, cells_named
+from ptrm_cli.codec import Codec, Family, Parsed, Puzzle, Solution, Violation, cells_named, \
+    size_name
 from ptrm_cli.errors import ParseError, PtrmError, json_problem
 
 from .families import ARC
@@ -131,7 +132,7 @@ def _array_problem(grid: np.ndarray) -> str | None:
 
 def _size_problem(h: int, w: int) -> str | None:
     if h > MAX_SIZE or w > MAX_SIZE:
-        return f" is {h}x{w}; ARC grids are at most {MAX_SIZE}x{MAX_SIZE}"
+        return f" is {size_name(h, w)}; ARC grids are at most {MAX_SIZE}x{MAX_SIZE}"
     return None
 
 
@@ -211,8 +212,8 @@ def to_canvas(grid: Grid, offset: tuple[int, int] = (0, 0),
     r0, c0 = offset
     rows, cols = size
     if r0 < 0 or c0 < 0 or r0 + h > rows or c0 + w > cols:
-        raise PtrmError(f"a {h}x{w} ARC grid at offset ({r0}, {c0}) does not fit the "
-                        f"{rows}x{cols} canvas")
+        raise PtrmError(f"a {size_name(h, w)} ARC grid at offset ({r0}, {c0}) does not fit "
+                        f"the {size_name(rows, cols)} canvas")
     out = np.zeros((rows, cols), dtype=np.int64)
     out[r0:r0 + h, c0:c0 + w] = grid.astype(np.int64) + COLOUR0
     if r0 + h < rows:
@@ -304,7 +305,8 @@ def random_offset(rng: np.random.Generator, shapes, size: tuple[int, int] = (MAX
     h = max(s[0] for s in shapes)
     w = max(s[1] for s in shapes)
     if h > size[0] or w > size[1]:
-        raise PtrmError(f"a {h}x{w} ARC grid does not fit the {size[0]}x{size[1]} canvas")
+        raise PtrmError(f"a {size_name(h, w)} ARC grid does not fit the {size_name(*size)} "
+                        "canvas")
     return int(rng.integers(0, size[0] - h + 1)), int(rng.integers(0, size[1] - w + 1))
 
 
@@ -683,8 +685,8 @@ class ArcCodec(Codec):
         if got.ndim != 2:
             return [Violation("mismatch", "the answer is not a grid")]
         if got.shape != want.shape:
-            return [Violation("mismatch", f"wrong size: {got.shape[0]}x{got.shape[1]}, "
-                                          f"expected {want.shape[0]}x{want.shape[1]}")]
+            return [Violation("mismatch", f"wrong size: {size_name(*got.shape)}, expected "
+                                          f"{size_name(*want.shape)}")]
         diff = tuple((int(r), int(c)) for r, c in np.argwhere(got != want))
         if diff:
             return [Violation("mismatch", f"differs from the expected output in {len(diff)} of "

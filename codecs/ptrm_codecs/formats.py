@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import unquote
 
+from ptrm_cli.codec import size_name
 from ptrm_cli.errors import ParseError
 
 PUZZLINK = "https://puzz.link/p?"
@@ -60,7 +61,8 @@ def parse_url(text: str, *, source: str | None = None) -> Url:
                          hint="expected https://puzz.link/p?<type>/<cols>/<rows>/<body>")
     cols, rows = int(parts[0]), int(parts[1])
     if not (1 <= cols <= 100 and 1 <= rows <= 100):
-        raise ParseError(f"puzz.link URL size {cols}x{rows} is out of range", source=source)
+        raise ParseError(f"puzz.link URL size {size_name(rows, cols)} is out of range (1 to "
+                         "100 a side)", source=source)
     return Url(urlid, cols, rows, "/".join(parts[2:]), variant, pflag)
 
 

@@ -65,7 +65,8 @@ import numpy as np
 from rich.text import Text
 
 from ptrm_cli import dihedral
-from ptrm_cli.codec import Parsed, Puzzle, Solution, Violation, cell_name, cells_named
+from ptrm_cli.codec import Parsed, Puzzle, Solution, Violation, cell_name, cells_named, \
+    size_name
 from ptrm_cli.errors import ParseError, PtrmError
 
 from . import formats
@@ -192,8 +193,9 @@ class HeyawakeCodec(GridCodec):
         cv, ch = (nv + 4) // 5, (nh + 4) // 5
         borders = url.body[:cv + ch]
         if len(borders) < cv + ch:
-            raise ParseError(f"heyawake URL body {url.body!r} is too short: a {cols}x{rows} board "
-                             f"needs {cv + ch} border characters first", source=source)
+            raise ParseError(f"heyawake URL body {url.body!r} is too short: a "
+                             f"{size_name(rows, cols)} board needs {cv + ch} border characters "
+                             "first", source=source)
         bad = next((k for k, x in enumerate(borders) if x not in _B32), None)
         if bad is not None:
             raise ParseError(f"heyawake URL border character {borders[bad]!r} at position {bad}: "
@@ -205,7 +207,7 @@ class HeyawakeCodec(GridCodec):
         rooms = Board(vwall, hwall, np.zeros((rows, cols), dtype=np.int16)).rooms()
         # after the borders, one number16 entry per room (pzpr.js writes trailing blank rooms)
         values, _ = formats.decode_number16(url.body[cv + ch:], len(rooms), source=source,
-                                            board=f"{cols}x{rows}", unit="rooms",
+                                            board=size_name(rows, cols), unit="rooms",
                                             what="heyawake URL room numbers")
         numbers = np.full((rows, cols), NO_NUMBER, dtype=np.int16)
         for room, v in zip(rooms, values):
@@ -324,7 +326,7 @@ class HeyawakeCodec(GridCodec):
                 r, c = action.cell
                 if not (0 <= r < puzzle.rows and 0 <= c < puzzle.cols):
                     raise ParseError(f"heyawake: click at ({action.x}, {action.y}) is off the "
-                                     f"{puzzle.rows}x{puzzle.cols} board")
+                                     f"{size_name(puzzle.rows, puzzle.cols)} board")
                 # left toggles shading; right sets a dot, which clears shading
                 grid[r, c] = SHADED - grid[r, c] if action.button == "left" else UNSHADED
         return Solution(self.name, grid)
@@ -340,8 +342,8 @@ class HeyawakeCodec(GridCodec):
         puzzle = self._puzzle(make_board(vwall, hwall, numbers, source=source))
         srows, scols, sbody = read_janko_grid(solution, source=source)
         if (srows, scols) != (rows, cols):
-            raise ParseError(f"janko heyawake: solution is {srows}x{scols}, puzzle is "
-                             f"{rows}x{cols}", source=source)
+            raise ParseError(f"janko heyawake: solution is {size_name(srows, scols)}, "
+                             f"puzzle is {size_name(rows, cols)}", source=source)
         marks = {"x": SHADED, "-": UNSHADED}
         bad = next((tok for row in sbody[:rows] for tok in row if tok not in marks), None)
         if bad is not None:

@@ -36,7 +36,8 @@ import numpy as np
 from rich.text import Text
 
 from ptrm_cli import dihedral
-from ptrm_cli.codec import Parsed, Puzzle, Solution, Violation, cell_name, cells_named
+from ptrm_cli.codec import Parsed, Puzzle, Solution, Violation, cell_name, cells_named, \
+    size_name
 from ptrm_cli.errors import ParseError
 
 from . import formats
@@ -81,7 +82,7 @@ class BlackCellCodec(GridCodec):
                              "characters 0-9, a-e, g-z and '.'", source=source)
         values, _ = formats.decode_4cell(url.body, n, source=source,
                                          what=f"{self.name} URL body",
-                                         board=f"{url.cols}x{url.rows}")
+                                         board=size_name(url.rows, url.cols))
         clues = np.array(values, dtype=np.int16).reshape(url.rows, url.cols)
         return Parsed(self.make_puzzle(clues, source=source))
 
@@ -263,8 +264,8 @@ class LightupCodec(BlackCellCodec):
         puzzle = self.make_puzzle(self.janko_clues(problem, ("x",), source=source), source=source)
         rows, cols, body = read_janko_grid(solution, source=source)
         if (rows, cols) != (puzzle.rows, puzzle.cols):
-            raise ParseError(f"janko solution is {rows}x{cols}, its problem "
-                             f"{puzzle.rows}x{puzzle.cols}", source=source)
+            raise ParseError(f"janko solution is {size_name(rows, cols)}, its problem "
+                             f"{size_name(puzzle.rows, puzzle.cols)}", source=source)
         lights = np.array([[tok == "o" for tok in row[:cols]] for row in body[:rows]], dtype=np.int16)
         on_wall = np.argwhere((lights == 1) & (puzzle.clues != WHITE))
         if on_wall.size:

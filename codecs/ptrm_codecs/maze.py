@@ -44,7 +44,8 @@ import numpy as np
 from rich.text import Text
 
 from ptrm_cli import dihedral
-from ptrm_cli.codec import Parsed, Puzzle, Solution, Violation, cell_name, cells_named
+from ptrm_cli.codec import Parsed, Puzzle, Solution, Violation, cell_name, cells_named, \
+    size_name
 from ptrm_cli.errors import ParseError
 
 from .common import NEIGHBOURS4, GridCodec
@@ -267,8 +268,9 @@ class MazeCodec(GridCodec):
             raise ParseError("answer: expected the solved maze as text or as an integer grid",
                              source=source, line=line)
         if grid.shape != (puzzle.rows, puzzle.cols):
-            raise ParseError(f"answer grid is {grid.shape}, the maze is "
-                             f"{puzzle.rows}x{puzzle.cols}", source=source, line=line)
+            got = size_name(*grid.shape) if grid.ndim == 2 else f"of shape {grid.shape}"
+            raise ParseError(f"answer grid is {got}, the maze is "
+                             f"{size_name(puzzle.rows, puzzle.cols)}", source=source, line=line)
         if grid.min() < WALL or grid.max() > PATH:
             raise ParseError("answer values must be 1..5 (wall, free, start, goal, path)",
                              source=source, line=line)
@@ -322,8 +324,8 @@ class MazeCodec(GridCodec):
         clues = np.asarray(puzzle.clues)
         grid = np.asarray(solution.grid)
         if grid.shape != clues.shape:
-            return [Violation("mzCellChanged", f"the answer is {grid.shape[0]}x{grid.shape[1]}, "
-                                               f"the maze {clues.shape[0]}x{clues.shape[1]}")]
+            return [Violation("mzCellChanged", f"the answer is {size_name(*grid.shape)}, the "
+                                               f"maze {size_name(*clues.shape)}")]
         out: list[Violation] = []
         on_wall = (clues == WALL) & (grid == PATH)
         allowed = (grid == clues) | ((clues == FREE) & (grid == PATH))

@@ -28,7 +28,8 @@ import numpy as np
 from rich.text import Text
 
 from ptrm_cli import dihedral
-from ptrm_cli.codec import Parsed, Puzzle, Solution, Violation, cell_name, cells_named
+from ptrm_cli.codec import Parsed, Puzzle, Solution, Violation, cell_name, cells_named, \
+    size_name
 from ptrm_cli.errors import ParseError, PtrmError
 
 from . import formats
@@ -170,7 +171,7 @@ class NurikabeCodec(ClueShadingTokens, GridCodec):
     def parse_url(self, url, *, source=None):
         values, _ = formats.decode_number16(url.body, url.rows * url.cols, source=source,
                                             what="nurikabe URL body",
-                                            board=f"{url.cols}x{url.rows}")
+                                            board=size_name(url.rows, url.cols))
         return Parsed(self._puzzle(np.array(values).reshape(url.rows, url.cols)))
 
     def parse_pzprv3(self, p, *, source=None):
@@ -217,8 +218,8 @@ class NurikabeCodec(ClueShadingTokens, GridCodec):
                                      "'-' or '?'", source=source, line=r + 2)
         srows, scols, sbody = read_janko_grid(solution, source=source)
         if (srows, scols) != (rows, cols):
-            raise ParseError(f"janko nurikabe solution is {srows}x{scols}, its problem "
-                             f"{rows}x{cols}", source=source)
+            raise ParseError(f"janko nurikabe solution is {size_name(srows, scols)}, its "
+                             f"problem {size_name(rows, cols)}", source=source)
         grid = np.zeros((rows, cols), dtype=np.int16)
         for r in range(rows):
             for c, tok in enumerate(sbody[r]):

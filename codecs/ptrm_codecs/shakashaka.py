@@ -40,7 +40,7 @@ import numpy as np
 from rich.text import Text
 
 from ptrm_cli import dihedral
-from ptrm_cli.codec import Parsed, Solution, Violation, cell_name
+from ptrm_cli.codec import Parsed, Solution, Violation, cell_name, size_name
 from ptrm_cli.errors import ParseError
 
 from . import formats
@@ -166,8 +166,8 @@ class ShakashakaCodec(BlackCellCodec):
         puzzle = self.make_puzzle(self.janko_clues(problem, ("x", "5"), source=source), source=source)
         rows, cols, body = read_janko_grid(solution, source=source)
         if (rows, cols) != (puzzle.rows, puzzle.cols):
-            raise ParseError(f"janko solution is {rows}x{cols}, its problem "
-                             f"{puzzle.rows}x{puzzle.cols}", source=source)
+            raise ParseError(f"janko solution is {size_name(rows, cols)}, its problem "
+                             f"{size_name(puzzle.rows, puzzle.cols)}", source=source)
         grid = np.zeros((rows, cols), dtype=np.int16)
         for r in range(rows):
             for c, tok in enumerate(body[r][:cols]):

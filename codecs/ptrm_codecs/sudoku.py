@@ -44,7 +44,8 @@ from rich.text import Text
 
 from ptrm_cli import dihedral
 from ptrm_cli.sudoku_aug import TRANSFORM_ID
-from ptrm_cli.codec import Family, Parsed, Puzzle, Solution, Violation, cell_name, cells_named
+from ptrm_cli.codec import Family, Parsed, Puzzle, Solution, Violation, cell_name, cells_named, \
+    size_name
 from ptrm_cli.errors import ParseError, PtrmError
 
 from . import formats
@@ -127,7 +128,7 @@ class SudokuCodec(GridCodec):
     def _puzzle(self, clues: np.ndarray, *, source=None) -> Puzzle:
         n = clues.shape[0]
         if clues.shape != (n, n) or n not in SIZES:
-            raise ParseError(f"sudoku must be 4x4, 6x6 or 9x9, got {clues.shape[0]}x{clues.shape[1]}",
+            raise ParseError(f"sudoku must be 4x4, 6x6 or 9x9, got {size_name(*clues.shape)}",
                              source=source)
         if clues.min() < 0 or clues.max() > n:
             bad = int(clues.max()) if clues.max() > n else int(clues.min())
@@ -136,10 +137,11 @@ class SudokuCodec(GridCodec):
 
     def parse_url(self, url, *, source=None):
         if url.cols != url.rows:
-            raise ParseError(f"sudoku URL size {url.cols}x{url.rows} is not square", source=source)
+            raise ParseError(f"sudoku URL size {size_name(url.rows, url.cols)} is not square",
+                             source=source)
         values, _ = formats.decode_number16(url.body, url.cols * url.rows, source=source,
                                             what="sudoku URL body",
-                                            board=f"{url.cols}x{url.rows}")
+                                            board=size_name(url.rows, url.cols))
         if -2 in values:
             raise ParseError("sudoku URL has a '?' given, which ptrm cannot use", source=source)
         clues = np.array([max(v, 0) for v in values], dtype=np.int16).reshape(url.rows, url.cols)

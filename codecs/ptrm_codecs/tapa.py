@@ -28,7 +28,7 @@ import numpy as np
 from rich.text import Text
 
 from ptrm_cli import dihedral
-from ptrm_cli.codec import Parsed, Puzzle, Solution, Violation, cell_name
+from ptrm_cli.codec import Parsed, Puzzle, Solution, Violation, cell_name, size_name
 from ptrm_cli.errors import ParseError, PtrmError
 
 from . import formats
@@ -231,7 +231,7 @@ class TapaCodec(ClueShadingTokens, GridCodec):
 
     def parse_url(self, url, *, source=None):
         clues = decode_body(url.body, url.rows * url.cols, source=source,
-                            what="tapa URL body", board=f"{url.cols}x{url.rows}")
+                            what="tapa URL body", board=size_name(url.rows, url.cols))
         return Parsed(self._puzzle(url.rows, url.cols, clues, source=source))
 
     def parse_pzprv3(self, p, *, source=None):
