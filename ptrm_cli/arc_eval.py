@@ -202,8 +202,10 @@ def evaluate_arc(model, path: str | Path, split: str = "test", *, table=None, K:
     split. `table` (arc_ids.IdTable): the checkpoint's identifiers; None: the dataset's (a
     model trained on this dataset). Tasks the table has no identifier for score 0."""
     from .arc_ids import IdTable, check_rows
+    from .evaluate import report_path
 
     path = Path(path)
+    where = report_path(path)  # the report's, absolute: it is read later from elsewhere
     ds, tests, truths = _test_pairs(path, split, limit)
     if vocab is not None and not _placeholder_for(vocab, ds.vocab):
         vocab.check_same(ds.vocab, what="the model", other_what=f"dataset {path}")
@@ -215,7 +217,7 @@ def evaluate_arc(model, path: str | Path, split: str = "test", *, table=None, K:
                         hint="the test set's test pairs are in split 'test' (--split test); "
                              "build-data --test-set NAME chooses that subset")
     if table is None:
-        table = IdTable(ds.meta["identifiers"], f"dataset {path}")
+        table = IdTable(ds.meta["identifiers"], f"dataset {where}")
     if model.config.puzzle_emb_ndim > 0:  # without a table the names only say the augmentation
         check_rows(table, model.config.num_puzzle_identifiers)
     views, missing = build_views(table, tests)
@@ -238,7 +240,7 @@ def evaluate_arc(model, path: str | Path, split: str = "test", *, table=None, K:
     # the model described as eval's puzzle reports, bench and convert describe it
     described = {"config": model.config.to_dict(), "parameters": count_parameters(model),
                  "flops_per_step": flops_per_step(model.config)}
-    return {"kind": "arc", "dataset": str(path), "split": split, "model": described,
+    return {"kind": "arc", "dataset": where, "split": split, "model": described,
             "puzzles": len({k[0] for k in truths}), "test_pairs": len(truths),
             "views": len(views), "identifiers": table.source, "tasks_without_views": missing,
             "ptrm": ptrm, "trm": trm}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -56,6 +56,20 @@ class BenchOptions:
     rules: bool = True
     peak_size: int | None = None
     out: str | None = None
+
+    def recorded(self) -> dict:
+        """The options as a report records them: paths absolute (checkpoint, data, out, a split
+        given as a file or folder), as eval's reports do (`evaluate.report_path`)."""
+        from .evaluate import report_path
+
+        out = asdict(self)
+        for key in ("checkpoint", "data", "out"):
+            if out[key]:
+                out[key] = report_path(out[key])
+        if not out["data"] and out["split"] not in ("auto", "golden", "random") \
+                and Path(out["split"]).exists():  # with --data, a split is a name in it
+            out["split"] = report_path(out["split"])
+        return out
 
 
 def log(msg: str, t0=[None]):  # noqa: B006 - one start time per process
@@ -126,8 +140,11 @@ def load_model(o: BenchOptions, device: str):
     from .solver import LoadedModel, load_model as load_ckpt
 
     if o.checkpoint:
+        from .evaluate import report_path
+
         lm = load_ckpt(o.checkpoint, device, layouts=_layouts(o))
-        return lm, f"checkpoint {lm.path}"
+        # absolute, as eval's reports record it: the report is read later from elsewhere
+        return lm, f"checkpoint {report_path(lm.path)}"
     name = o.model or DEFAULT_RANDOM_MODEL
     make, family, init = RANDOM_MODELS[name]
     model = make(seed=o.seed).to(device)
@@ -217,8 +234,11 @@ def load_puzzles(o: BenchOptions, loaded) -> Puzzles:
     ids = None if ev.puzzle_ids is None else ev.puzzle_ids[idx]
     rep = "" if o.puzzles <= n else f", repeated to {o.puzzles}"
     only = "" if types is None else " " + ",".join(types)
-    # a dataset's split by its folder: "golden" alone read as the wheel's golden set
-    name = f"{Path(o.data or o.split)}/{ev.name}" if dataset else ev.name
+    # a dataset's split by its folder: "golden" alone read as the wheel's golden set; the
+    # folder absolute, as eval's reports record it
+    from .evaluate import report_path
+
+    name = f"{report_path(o.data or o.split)}/{ev.name}" if dataset else ev.name
     return Puzzles(ev.inputs[idx], ev.labels[idx], verifiers, ids,
                    f"{name}{only} ({min(n, o.puzzles)} puzzles{rep})",
                    [ev.types[i] for i in idx.tolist()])
@@ -290,7 +310,10 @@ def _dataset_arrays(o: BenchOptions, loaded) -> Puzzles | None:
                             f"knows {loaded.config.num_puzzle_identifiers}", hint=FAMILY_HINT)
     rep = "" if o.puzzles <= n else f", repeated to {o.puzzles}"
     only = "" if o.types is None else " " + ",".join(o.types)
+    from .evaluate import report_path  # the folder absolute, as eval's reports record it
+
     return Puzzles(torch.as_tensor(np.asarray(s.inputs)[idx].astype(np.int64)),
                    torch.as_tensor(np.asarray(s.labels)[idx].astype(np.int64)), None, ids,
-                   f"{root}/{name}{only} ({min(n, o.puzzles)} puzzles{rep}, labels only)",
+                   f"{report_path(root)}/{name}{only} ({min(n, o.puzzles)} puzzles{rep}, "
+                   "labels only)",
                    [ds.types[int(t)] for t in np.asarray(s.type)[idx]])

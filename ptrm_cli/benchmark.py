@@ -65,7 +65,7 @@ import resource
 import signal
 import sys
 from contextlib import nullcontext
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 
 import torch
@@ -199,7 +199,7 @@ def run_bench(o: BenchOptions) -> dict:
               "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
               "host": platform.node(), "device": device_desc(device), "torch": torch.__version__,
               "world_size": world, "cpu_threads": torch.get_num_threads(),
-              "options": asdict(o), "model": {"desc": model_desc, "config": cfg.to_dict(),
+              "options": o.recorded(), "model": {"desc": model_desc, "config": cfg.to_dict(),
                                               "parameters": count_parameters(loaded.model),
                                               "flops_per_step": fps},
               "puzzles": {"source": pz.source, "n": P}, "fixed_flops_per_puzzle": fixed_flops / P,

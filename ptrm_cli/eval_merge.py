@@ -20,6 +20,7 @@ from __future__ import annotations
 import copy
 import datetime
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +28,7 @@ import numpy as np
 from .errors import PtrmError
 from .eval_resume import FORMAT as PARTIAL_FORMAT, NAME as PARTIAL, refuse_unfinished, \
     setting_text
-from .evaluate import FORMAT, METRICS, ptrm_entry, report_file
+from .evaluate import FORMAT, METRICS, ptrm_entry, report_file, report_path
 
 # what must agree for runs to belong to one evaluation
 SAME_SETTINGS = ("K", "D", "sigmas", "perturb", "width_draws", "halt", "exact")
@@ -52,7 +53,9 @@ def load_report(path: Path) -> dict:
     if (why := _incomplete(report)) is not None:
         raise PtrmError(f"{file}: not a complete `ptrm eval` report ({why}); only reports "
                         "as `ptrm eval` wrote them merge")
-    report["_path"] = str(file)
+    # absolute: it is recorded (`merged_from[].report`, `warnings`) in a report read later
+    # from elsewhere, where `-o s0` as typed named nothing
+    report["_path"] = report_path(file)
     return report
 
 
@@ -136,6 +139,10 @@ def merge(reports: list[dict]) -> dict:
                          if k not in ("_path", "files", "warnings")})
     out["created"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     out["device"] = " + ".join(dict.fromkeys(r["device"] for r in reports))
+    # where the checkpoint and the puzzles are: an absolute path where a report has one (reports
+    # before 2026-11-28 recorded them as typed, relative to a folder the merge cannot know)
+    out["checkpoint"] = _located(reports, lambda r: r["checkpoint"])
+    out["split"]["source"] = _located(reports, lambda r: r["split"].get("source"))
     # priced only when every run was (an H100's); each run's own cost is kept in its record
     prices = {r.get("usd_per_h100_hour") for r in reports}
     out["usd_per_h100_hour"] = prices.pop() if len(prices) == 1 else None
@@ -161,6 +168,14 @@ def merge(reports: list[dict]) -> dict:
     if warnings:
         out["warnings"] = warnings
     return out
+
+
+def _located(reports: list[dict], value):
+    """`value(report)` of the first report where it begins with an absolute path (a split's
+    source may go on: `/data/x.csv (rating >= 2)`), else of the first report: the runs of one
+    evaluation (`_check_same`) differ only in where they ran."""
+    return next((value(r) for r in reports
+                 if isinstance(value(r), str) and os.path.isabs(value(r))), value(reports[0]))
 
 
 def _check_weights(reports: list[dict]) -> list[str]:

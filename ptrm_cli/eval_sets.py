@@ -163,7 +163,10 @@ def load_source_file(path: Path, loaded: LoadedModel, *, limit: int | None = Non
             raise PtrmError(f"{path}: no {', '.join(missing)} puzzles to evaluate "
                             f"(it holds {', '.join(held) or 'none'})")
         items = [it for it in items if sources.resolve_type(it.type) in types]
-    source = str(path)
+    from .evaluate import report_path  # (evaluate imports this module)
+
+    # absolute, as the report records it: read later elsewhere, `data/x.csv` named nothing
+    source = report_path(path)
     if min_difficulty is not None:
         items = list(items)
         rated = [it for it in items if it.rating is not None and it.rating >= min_difficulty]
@@ -171,7 +174,7 @@ def load_source_file(path: Path, loaded: LoadedModel, *, limit: int | None = Non
             unrated = sum(it.rating is None for it in items)
             raise PtrmError(f"{path}: no record rated {min_difficulty} or more "
                             f"({len(items)} read, {unrated} without a rating)")
-        items, source = rated, f"{path} (rating >= {min_difficulty})"
+        items, source = rated, f"{source} (rating >= {min_difficulty})"
     sampled = None
     if sample is not None:
         items = list(items)
@@ -342,7 +345,9 @@ def load_dataset_split(path: Path, split: str | None, loaded: LoadedModel, *,
         if int(ids.max()) >= loaded.config.num_puzzle_identifiers:
             raise PtrmError(f"dataset {path} uses puzzle ids up to {int(ids.max())}, the model "
                             f"knows {loaded.config.num_puzzle_identifiers}")
-    return EvalSet(split, f"{path}/{split}",
+    from .evaluate import report_path  # (evaluate imports this module)
+
+    return EvalSet(split, f"{report_path(path)}/{split}",  # absolute, as the report records it
                    torch.as_tensor(np.asarray(s.inputs)[idx].astype(np.int64)),
                    torch.as_tensor(np.asarray(s.labels)[idx].astype(np.int64)),
                    row_types, keys, verifiers, ids, skipped)

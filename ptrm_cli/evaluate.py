@@ -22,6 +22,7 @@ from __future__ import annotations
 import datetime
 import json
 import math
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -67,6 +68,26 @@ class SigmaChoice(NamedTuple):
         more: the best may lie beyond what was swept."""
         return len(self.swept) >= 3 and self.tied == [self.sigma] and \
             (self.sigma == self.swept[-1] or 0 < self.sigma == self.swept[0])
+
+
+def report_path(path: str | os.PathLike) -> str:
+    """`path` as a report records it: absolute, so that a report read later from another folder
+    (or merged by `--merge`, or read by `--sigma-from`) still says where it points; as the user
+    typed it, it meant something only from the folder that command ran in.
+
+    Not resolved: a symlink the user named stays that link. `checkpoints/best` is what was asked
+    for (the best-on-validation weights of a run; `ptrm train` moves the link to each new best),
+    and reads as that, where its target `step_4200` would not; which weights it held then is
+    `model.weights_sha256`, by content. The bundled model's folder is already absolute
+    (`.../ptrm_cli/models/default`) and stays so. Only a `..` is resolved, through what precedes
+    it, as the file system reads it: `best/../x` is beside best's target, not beside `best`,
+    where a plain `os.path.abspath` would put it."""
+    p = Path(path).expanduser()
+    parts = p.parts
+    if ".." in parts:
+        cut = len(parts) - parts[::-1].index("..")
+        p = Path(os.path.realpath(Path(*parts[:cut]))).joinpath(*parts[cut:])
+    return os.path.abspath(p)
 
 
 def report_file(path: Path) -> Path:
@@ -243,7 +264,7 @@ def provenance(loaded: LoadedModel) -> dict:
     checkpoint records them; "ptrm" in a report holds the PTRM runs, hence `ptrm_version`),
     and torch's CPU threads (a CPU evaluation repeats bit for bit only with as many)."""
     return {"created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "checkpoint": loaded.path, "device": _device_name(loaded.device),
+            "checkpoint": report_path(loaded.path), "device": _device_name(loaded.device),
             "cpu_threads": torch.get_num_threads(),
             "ptrm_version": __version__, "torch": torch.__version__}
 
@@ -266,6 +287,8 @@ def run_eval(loaded: LoadedModel, ev: EvalSet, s: EvalSettings, *,
     from .engine.model import count_parameters, flops_per_step
     from .engine.sampler import SamplerConfig, halted
 
+    # the model sums RMSNorm as the settings (and so the report) say, whoever loaded it
+    loaded.model.fixed_order_norm(s.exact)
     cfg = loaded.config
     P = len(ev)
     groups = groups_of(ev)
@@ -537,7 +560,9 @@ def _remove_old_plots(out_dir: Path) -> None:
         old = json.loads((out_dir / "report.json").read_text()).get("files") or {}
     except (OSError, ValueError, AttributeError):
         return
-    for name in old.values():   # recorded relative to where that run started: the name
+    # by name in out_dir: reports before 2026-11-28 recorded them relative to where their run
+    # started, and a folder may have moved since its report was written
+    for name in old.values():
         f = out_dir / Path(str(name)).name
         if f.suffix == ".png":
             f.unlink(missing_ok=True)
@@ -556,6 +581,7 @@ def write_report(report: dict, out_dir: Path, *, plots: bool = True) -> dict[str
 
         files.update(plotting.write_all(report, out_dir))
     files["report"] = str(out_dir / "report.json")
+    files = {name: report_path(path) for name, path in files.items()}
     report["files"] = dict(files)
     write_text(out_dir / "report.json", to_json(report) + "\n")
     return files

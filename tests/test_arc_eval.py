@@ -400,6 +400,36 @@ def test_an_arc_dataset_given_as_split_runs_arcs_method(dataset, tmp_path):
     assert {"created", "checkpoint", "device", "ptrm_version", "torch"} <= set(reports[0])
     assert reports[0]["model"]["weights_sha256"] == weights_sha256(str(ck))
 
+def test_an_arc_report_names_its_checkpoint_dataset_and_table_by_absolute_paths(
+        dataset, tmp_path, monkeypatch):
+    """`-c ck --data ds` were recorded as typed (`checkpoint`, `dataset`, and `identifiers`: the
+    table beside the checkpoint, `ck/identifiers.json`): read from elsewhere, they named
+    nothing. --identifiers given as typed as well."""
+    import os
+    import shutil
+
+    from ptrm_cli.engine.checkpoint import save_checkpoint
+    from ptrm_codecs.families import ARC
+
+    ds = load_dataset(dataset)
+    save_checkpoint(tmp_path / "ck", _tiny_model(ds.num_puzzle_ids), ARC.vocab, {},
+                    identifiers=ds.meta["identifiers"])  # its own table, beside it
+    shutil.copytree(dataset, tmp_path / "ds")
+    shutil.copyfile(tmp_path / "ck" / "identifiers.json", tmp_path / "ids.json")
+    monkeypatch.chdir(tmp_path)
+    here = os.getcwd()
+    for extra, table in (((), os.path.join(here, "ck", "identifiers.json")),
+                         (("--identifiers", "ids.json"), os.path.join(here, "ids.json"))):
+        res = CliRunner().invoke(app, ["eval", "--data", "ds", "--split", "test", "--K", "1",
+                                       "--D", "1", "-c", "ck", "--device", "cpu", *extra,
+                                       "-o", "ev"])
+        assert res.exit_code == 0, res.output
+        rep = json.loads((tmp_path / "ev" / "report.json").read_text())
+        assert rep["checkpoint"] == os.path.join(here, "ck")
+        assert rep["dataset"] == os.path.join(here, "ds")
+        assert rep["identifiers"] == table
+
+
 def test_a_build_without_an_evaluation_subset_says_it_has_no_test_set(sources):
     """Training challenges alone printed "test set None"."""
     training = next(p for p in sources if "training" in p.name)

@@ -386,3 +386,39 @@ def test_halted_reports_show_the_rule_and_the_steps_and_sigma_from_notes_a_rule_
                 "--seeds", 1, "--det-D", 2, "--sigma-from", sweep, "--halt", 0.5,
                 "--no-plots", "-o", tmp_path / "same")
     assert same.exit_code == 0 and "other rule" not in same.output, same.output
+
+
+def test_bench_names_its_checkpoint_and_dataset_by_absolute_paths(ckpt, dataset, tmp_path,
+                                                                  monkeypatch):
+    """A bench report's `model.desc` said `checkpoint checkpoints/best` and its
+    `puzzles.source` `../data/tiny/val`, as typed: read later from elsewhere, neither said where
+    they were. The link is kept as the link, as eval's reports keep it."""
+    import os
+
+    from ptrm_cli import bench_setup
+
+    (tmp_path / "checkpoints").mkdir()
+    (tmp_path / "checkpoints" / "best").symlink_to(ckpt)
+    monkeypatch.chdir(tmp_path)
+    here = os.getcwd()
+    o = bench_setup.BenchOptions(checkpoint="checkpoints/best", puzzles=2, split="val",
+                                 data=os.path.relpath(dataset))
+    loaded, desc = bench_setup.load_model(o, "cpu")
+    assert desc == f"checkpoint {os.path.join(here, 'checkpoints', 'best')}"
+    # the split with its rules verifier, and read as arrays (labels only)
+    for pz in (bench_setup.load_puzzles(o, loaded), bench_setup._dataset_arrays(o, loaded)):
+        folder, split = pz.source.split(" (")[0].rsplit("/", 1)
+        assert split == "val" and os.path.isabs(folder), pz.source
+        assert Path(folder).resolve() == Path(dataset).resolve()
+    # and the options the report records, --out and a split given as a file too
+    rec = o.recorded()
+    assert rec["checkpoint"] == os.path.join(here, "checkpoints", "best")
+    assert Path(rec["data"]) == Path(dataset).resolve() and os.path.isabs(rec["data"])
+    assert rec["split"] == "val"  # a name inside --data, even with a folder ./val here
+    (tmp_path / "val").mkdir()
+    assert o.recorded()["split"] == "val"
+    (tmp_path / "p.jsonl").write_text("")
+    rec = bench_setup.BenchOptions(split="p.jsonl", out="b.json").recorded()
+    assert (rec["split"], rec["out"]) == (os.path.join(here, "p.jsonl"),
+                                          os.path.join(here, "b.json"))
+    assert bench_setup.BenchOptions(split="golden").recorded()["split"] == "golden"

@@ -95,6 +95,99 @@ def test_sigma_from_a_sweep_of_other_weights_warns(ckpt, other_ckpt, dataset, tm
     assert r.exit_code == 0 and "another kind of model" in " ".join(r.output.split()), r.output
 
 
+# -- where things are ----------------------------------------------------------------------------
+
+def test_report_path_is_absolute_keeps_a_named_link_and_reads_dotdot_as_the_disk_does(
+        tmp_path, monkeypatch):
+    import os
+
+    from ptrm_cli.models import DEFAULT_DIR
+
+    step = tmp_path / "run" / "step_7"
+    step.mkdir(parents=True)
+    (tmp_path / "run" / "checkpoints").mkdir()
+    (tmp_path / "run" / "checkpoints" / "best").symlink_to(step)
+    monkeypatch.chdir(tmp_path / "run")
+    here = os.getcwd()
+    # the link the user named, not the step it points at this time
+    assert evaluate.report_path("checkpoints/best") == os.path.join(here, "checkpoints", "best")
+    assert evaluate.report_path("./checkpoints//best/") == \
+        os.path.join(here, "checkpoints", "best")
+    # `..` after a link is the link target's parent, as open() reads it (abspath: checkpoints)
+    assert evaluate.report_path("checkpoints/best/../x") == \
+        os.path.join(os.path.realpath(tmp_path / "run"), "x")
+    assert evaluate.report_path("../run/step_7") == os.path.join(
+        os.path.realpath(tmp_path), "run", "step_7")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert evaluate.report_path("~/run") == str(tmp_path / "run")
+    # an absolute path is kept as it is: the bundled model reads as the package's folder
+    assert evaluate.report_path(DEFAULT_DIR) == str(DEFAULT_DIR)
+    assert evaluate.report_path(str(DEFAULT_DIR)).endswith(
+        os.path.join("ptrm_cli", "models", "default"))
+
+
+def test_report_paths_are_absolute_wherever_the_command_ran(ckpt, dataset, tmp_path,
+                                                            monkeypatch):
+    """`-c checkpoints/best`, `--data ../data/tiny` and `-o out` were recorded as typed, so the
+    report, read from anywhere but the folder its command ran in, could not say where its
+    checkpoint, its puzzles and its files were."""
+    import os
+    from pathlib import Path
+
+    (tmp_path / "run" / "checkpoints").mkdir(parents=True)
+    (tmp_path / "run" / "checkpoints" / "best").symlink_to(ckpt)
+    monkeypatch.chdir(tmp_path / "run")
+    here = os.getcwd()
+    data = os.path.relpath(dataset)  # ../../data0/tiny, say
+    r = ptrm("eval", "--split", "val", "--data", data, "-c", "checkpoints/best", *TINY,
+             "-o", "out")
+    assert r.exit_code == 0, r.output
+    rep = json.loads((tmp_path / "run" / "out" / "report.json").read_text())
+    assert rep["checkpoint"] == os.path.join(here, "checkpoints", "best")  # the link, kept
+    assert rep["files"] == {"report": os.path.join(here, "out", "report.json")}
+    source = rep["split"]["source"]
+    assert os.path.isabs(source) and source.endswith("/val")
+    monkeypatch.chdir(tmp_path)  # read from elsewhere, they still name the same things
+    assert Path(source).parent.resolve() == Path(dataset).resolve()
+    assert Path(rep["checkpoint"]).resolve() == Path(ckpt).resolve()
+    assert Path(rep["files"]["report"]).is_file()
+
+
+def test_a_merge_of_a_report_from_before_absolute_paths_takes_the_newer_ones(
+        ckpt, dataset, tmp_path, monkeypatch):
+    """Reports written before 2026-11-28 hold their paths as typed: they merge with newer ones
+    as before (a merge compares weights, never paths), and the merged report says where the
+    checkpoint and puzzles are from the report that knows it. Its sources are named by
+    absolute path, though given as `--merge s0`."""
+    import os
+
+    new = run_eval(dataset, ckpt, tmp_path / "s1", "--seed", 1)
+    old = run_eval(dataset, ckpt, tmp_path / "s0", "--seed", 0)
+    old.update(checkpoint="runs/ppb9/checkpoints/best",
+               files={"report": "runs/e_s0/report.json"})
+    old["split"]["source"] = "data/tiny/val"
+    (tmp_path / "s0" / "report.json").write_text(json.dumps(old))
+    monkeypatch.chdir(tmp_path)
+    r = ptrm("eval", "--merge", "s0", "--merge", "s1/report.json", "-o", "m", "--no-plots")
+    assert r.exit_code == 0 and "warning" not in r.output, r.output
+    merged = json.loads((tmp_path / "m" / "report.json").read_text())
+    assert merged["checkpoint"] == new["checkpoint"] and os.path.isabs(merged["checkpoint"])
+    assert merged["split"]["source"] == new["split"]["source"]
+    here = os.getcwd()
+    assert [(m["report"], m["checkpoint"]) for m in merged["merged_from"]] == [
+        (os.path.join(here, "s0", "report.json"), "runs/ppb9/checkpoints/best"),
+        (os.path.join(here, "s1", "report.json"), new["checkpoint"])]
+    assert merged["files"] == {"report": os.path.join(here, "m", "report.json")}
+    # two old reports: the first one's, as before (nothing tells where they were relative to)
+    old1 = {**new, "checkpoint": "elsewhere/best", "split": {**new["split"], "source": "d/val"}}
+    (tmp_path / "s1" / "report.json").write_text(json.dumps(old1))
+    r = ptrm("eval", "--merge", "s0", "--merge", "s1", "-o", "m2", "--no-plots")
+    assert r.exit_code == 0, r.output
+    merged = json.loads((tmp_path / "m2" / "report.json").read_text())
+    assert (merged["checkpoint"], merged["split"]["source"]) == (
+        "runs/ppb9/checkpoints/best", "data/tiny/val")
+
+
 # -- cost ----------------------------------------------------------------------------------------
 
 def test_cost_only_for_time_measured_on_an_h100(ckpt, dataset, tmp_path, monkeypatch):

@@ -153,6 +153,20 @@ def test_a_csv_without_its_header_says_so(ppbench_model, tmp_path):
             eval_sets.resolve_split(str(tmp_path / name), None, loaded)
 
 
+def test_a_file_split_is_recorded_by_its_absolute_path(ppbench_model, tmp_path, monkeypatch):
+    """`--split x.csv` was recorded as `x.csv` in the report's split.source: read from another
+    folder it named nothing (with --min-difficulty too)."""
+    import os
+
+    _, loaded = ppbench_model
+    (tmp_path / "x.csv").write_text(HEADER + f"a,{QUESTION},{ANSWER},1\nb,{QUESTION},{ANSWER},3\n")
+    monkeypatch.chdir(tmp_path)
+    where = os.path.join(os.getcwd(), "x.csv")
+    assert eval_sets.resolve_split("x.csv", None, loaded).source == where
+    assert eval_sets.resolve_split("./x.csv", None, loaded, min_difficulty=2).source == \
+        f"{where} (rating >= 2)"
+
+
 def test_a_missing_path_is_no_such_file(ppbench_model, tmp_path):
     _, loaded = ppbench_model
     for split in (str(tmp_path / "nope.jsonl"), "nope.csv", "data/nope"):

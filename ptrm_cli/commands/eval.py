@@ -104,8 +104,8 @@ def evaluate(
                                           "puzzle-embedding rows (docs/MAZE_ARC.md)."),
     exact: bool = typer.Option(True, "--exact/--no-exact", help=(
         "Sum RMSNorm's squares in a fixed order, so that on a GPU the compiled engine gives "
-        "the eager loop's rollouts bit for bit (on an H100: 100% of a fixed run's rollouts, at "
-        "the same speed; docs/PERFORMANCE.md). --no-exact: a reduction kernel's own order, "
+        "the eager loop's rollouts bit for bit (on an H100: 100% of a fixed run's rollouts, "
+        "0.5% slower; docs/PERFORMANCE.md). --no-exact: a reduction kernel's own order, "
         "as evaluations before 2026-11-28 ran (needed to --resume or --merge those).")),
     threads: int = threads_option("torch's: one a core"),
     resume: bool = typer.Option(False, "--resume", help=(
@@ -518,12 +518,21 @@ def _eval_arc(loaded, data: Path, split: str, *, K, D, sigma, perturb, seed, lim
               out, as_json, identifiers, main: bool = True, exact: bool = True):
     """ARC (ptrm_cli/arc_eval.py): best-Q rollout per augmented view, vote across views. Under
     torchrun every rank computes its share of the views; rank 0 votes, prints and writes."""
+    import os
+
     from .. import arc_eval, arc_ids, solver
+    from ..evaluate import report_path
 
     # which embedding row is which task version: the checkpoint's own table when it has one
     table = None
     if loaded.config.puzzle_emb_ndim > 0:
-        table = arc_ids.table_for(loaded, identifiers, dataset=data)
+        table = arc_ids.table_for(loaded, identifiers, dataset=Path(report_path(data)))
+        # the report's `identifiers` names the file read, absolute as the report's other paths
+        # (`--identifiers ids.json`, or one beside `-c ckpt`, named it only from this folder);
+        # a source not absolute is that file's path as read (arc_ids.read_table's), never the
+        # evaluated dataset's, which is given absolute above and carries a note
+        if not os.path.isabs(table.source):
+            table.source = report_path(table.source)
     if main:
         err_console.print(f"[dim]ARC {esc(f'{data}/{split}')}: K={K} D={D} σ={sigma:g} "
                           f"perturb={perturb}{'' if exact else ' --no-exact'} seed {seed} · "
