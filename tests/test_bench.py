@@ -317,6 +317,31 @@ def test_exact_sums_the_norm_in_a_fixed_order_in_both_loops(monkeypatch):
     assert "--exact" in r.output
 
 
+def test_no_exact_undoes_the_fixed_order_a_loaded_checkpoint_comes_with(tmp_path, monkeypatch):
+    """A checkpoint loads in the fixed order (solver.load_model, for every inference command);
+    `bench -c CKPT --no-exact` must time the reduction's order, as it says, in both loops."""
+    from ptrm_codecs.families import PPBENCH
+    from ptrm_cli.engine import distributed
+    from ptrm_cli.engine.checkpoint import save_checkpoint
+    from fixtures_models import tiny_model
+
+    ckpt = save_checkpoint(tmp_path / "m", tiny_model(len(PPBENCH.vocab)), PPBENCH.vocab, {})
+    seen = set()
+    run, sample = distributed.run, distributed.sample
+    monkeypatch.setattr(distributed, "run", lambda engine, *a, **kw: seen.update(
+        b.pairwise_norm for b in engine.model.L_level.layers) or run(engine, *a, **kw))
+    monkeypatch.setattr(distributed, "sample", lambda model, *a, **kw: seen.update(
+        b.pairwise_norm for b in model.L_level.layers) or sample(model, *a, **kw))
+    for flag, exact in ((None, True), ("--no-exact", False)):
+        seen.clear()
+        r = CliRunner().invoke(app, ["bench", "-c", str(ckpt), "--K", "2", "--D", "1",
+                                     "--puzzles", "1", "--split", "random", "--device", "cpu",
+                                     "--modes", "eager,fast", "--json",
+                                     *([flag] if flag else [])])
+        assert r.exit_code == 0, r.output
+        assert seen == {exact} and json.loads(r.stdout)["options"]["exact"] is exact
+
+
 def test_bench_random_trm_mlp_needs_no_checkpoint():
     """`--model mlp`: the TRM-MLP shape of the sudoku recipe with random weights (speed does
     not depend on the weights), so perf.sh mlp no longer needs the trained checkpoint."""

@@ -927,6 +927,25 @@ def test_timed_runs_compile_nothing(ckpt, dataset, monkeypatch, halt):
     assert "warm-up" in compiled and "timed" not in compiled, compiled
 
 
+def test_the_settings_say_how_the_model_sums_its_norm(ckpt, dataset, monkeypatch):
+    """From Python: a model switched by hand (or loaded by load_checkpoint, which leaves the
+    reduction) ran the other order than the report's settings.exact said."""
+    from ptrm_cli.engine import distributed
+
+    seen = set()
+    real = distributed.sample
+    monkeypatch.setattr(distributed, "sample", lambda model, *a, **kw: seen.update(
+        b.pairwise_norm for b in model.L_level.layers) or real(model, *a, **kw))
+    loaded = solver.load_model(str(ckpt), "cpu")
+    ev = eval_sets.resolve_split("val", str(dataset), loaded)
+    for exact in (True, False):
+        loaded.model.fixed_order_norm(not exact)
+        seen.clear()
+        report = evaluate.run_eval(loaded, ev, evaluate.EvalSettings(
+            K=2, D=1, sigmas=[0.5], seeds=[0], det_D=[1], exact=exact))
+        assert seen == {exact} and report["settings"].get("exact", False) is exact
+
+
 def test_a_reader_that_stops_early_leaves_a_finished_folder(ckpt, dataset, tmp_path,
                                                            monkeypatch):
     """`ptrm eval ... | head -1`: the pipe closed while the tables were shown, after

@@ -62,6 +62,22 @@ def test_where_the_kernel_does_not_apply_the_op_is_the_eager_definition():
     torch.library.opcheck(norm_kernel.add_rms_norm, (a, b, 1e-5))
 
 
+@pytest.mark.parametrize("kernel", [False, True])
+def test_the_fake_output_has_the_real_ones_strides_for_any_input_layout(kernel, monkeypatch):
+    """torch.compile plans around the op with its fake output's strides. The kernel writes a
+    contiguous output whatever its inputs' layout; the fake was `empty_like(a)`, transposed
+    for a transposed input. kernel: the Triton path, stood in for by the eager math laid out
+    as `launch` lays it out (no GPU here)."""
+    torch.manual_seed(0)
+    a, b = (torch.randn(3, 64, 7).to(torch.bfloat16).transpose(1, 2) for _ in range(2))
+    if kernel:
+        monkeypatch.setattr(norm_kernel, "applies", lambda a, b: True)
+        monkeypatch.setattr(norm_kernel, "launch", lambda a, b, eps: (
+            rms_norm(a.contiguous() + b.contiguous(), eps, True), None))
+    assert torch.equal(norm_kernel.add_rms_norm(a, b, 1e-5), rms_norm(a + b, 1e-5, True))
+    torch.library.opcheck(norm_kernel.add_rms_norm, (a, b, 1e-5))  # fake vs real metadata
+
+
 @pytest.mark.parametrize("shape, dtype, applies", [
     ((4, 512), torch.bfloat16, True), ((4, 32), torch.bfloat16, True),
     ((4, 97), torch.bfloat16, False), ((4, 16), torch.bfloat16, False),
@@ -75,10 +91,12 @@ def test_the_kernel_takes_bf16_rows_of_a_power_of_two_from_32_to_1024(shape, dty
     assert norm_kernel.applies(a, a) is applies
 
 
-def test_a_block_with_the_kernel_computes_what_it_did_without():
+@pytest.mark.parametrize("mlp_t", [False, True])
+def test_a_block_with_the_kernel_computes_what_it_did_without(mlp_t):
     """The op in the network (its CPU definition here): a step's bits unchanged, and traced
-    as one node by torch.compile with the batch dynamic."""
-    model = tiny().fixed_order_norm()
+    as one node by torch.compile with the batch dynamic. TRM-MLP's first norm (across the
+    sequence) is not the kernel's: one call a block there, two in TRM-Att."""
+    model = tiny(mlp_t).fixed_order_norm()
     x = model.embed(torch.randint(0, 20, (3, 16)))
     with torch.no_grad():
         plain = model.step(model.init_carry(3), x)
@@ -95,7 +113,7 @@ def test_a_block_with_the_kernel_computes_what_it_did_without():
         for block in model.L_level.layers:  # and the blocks do call it: twice each
             block.add_norm = lambda *a: calls.append(1) or norm_kernel.add_rms_norm(*a)
         model.L_level(z, yx, rope)
-        assert len(calls) == 2 * len(model.L_level.layers)
+        assert len(calls) == (1 if mlp_t else 2) * len(model.L_level.layers)
         # switched off again: the kernel is the fixed-order sum's, so it goes with it
         model.fixed_order_norm(False)
         calls = []
@@ -105,7 +123,7 @@ def test_a_block_with_the_kernel_computes_what_it_did_without():
         assert calls == []
 
 
-def test_only_fixed_order_attention_blocks_take_the_kernel(monkeypatch):
+def test_only_fixed_order_blocks_take_the_kernel(monkeypatch):
     model = tiny()
     assert not norm_kernel.use(model)  # summed by a reduction: not the kernel's math
     model.fixed_order_norm()
@@ -115,17 +133,33 @@ def test_only_fixed_order_attention_blocks_take_the_kernel(monkeypatch):
     monkeypatch.setattr(norm_kernel, "triton", object())
     assert norm_kernel.use(model)
     assert all(b.add_norm is norm_kernel.add_rms_norm for b in model.L_level.layers)
-    mlp = tiny(mlp_t=True).fixed_order_norm()  # TRM-MLP normalises across the sequence
-    assert not norm_kernel.use(mlp)
+    mlp = tiny(mlp_t=True).fixed_order_norm()  # TRM-MLP: its norm over the hidden width
+    assert norm_kernel.use(mlp)
+    assert all(b.add_norm is norm_kernel.add_rms_norm for b in mlp.L_level.layers)
 
 
-def test_an_engine_gives_the_kernel_only_to_its_compiled_gpu_copy(monkeypatch):
+@pytest.mark.parametrize("options", [dict(compile=True, backend="aot_eager"),
+                                     dict(compile=True), dict(compile=False)])
+def test_an_engine_gives_the_kernel_only_to_its_compiled_gpu_copy(options, monkeypatch):
+    """On the CPU no engine takes it: not Inductor's (aot_eager), not on a GPU (Inductor, the
+    default backend, which builds nothing until called), not compiled. Each gate alone."""
     monkeypatch.setattr(norm_kernel, "triton", object())
     model = tiny().fixed_order_norm()
-    eng = Engine(model, compile=True, backend="aot_eager")  # on the CPU
+    eng = Engine(model, **options)
     assert not eng.norm_kernel
     assert all(b.add_norm is None for b in eng.model.L_level.layers)
     assert all(b.add_norm is None for b in model.L_level.layers)  # never the caller's model
+
+
+@pytest.mark.skipif(not torch.cuda.is_available() or norm_kernel.triton is None,
+                    reason="needs a CUDA GPU and Triton")
+def test_a_compiled_gpu_engine_takes_the_kernel_on_its_copy_alone():
+    model = tiny().fixed_order_norm().cuda()
+    eng = Engine(model)  # compiled by default on CUDA
+    assert eng.norm_kernel
+    assert all(b.add_norm is norm_kernel.add_rms_norm for b in eng.model.L_level.layers)
+    assert all(b.add_norm is None for b in model.L_level.layers)  # the eager loop's yardstick
+    assert not Engine(model.fixed_order_norm(False)).norm_kernel  # a reduction's order
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU is here: the script would run")

@@ -239,8 +239,9 @@ def pairwise_mean_square(h: Tensor) -> Tensor:
     an H100 that alone made 0.0002% of a compiled RMSNorm's outputs differ from eager's, and a
     rollout of ~1,000 network applications grew that into 32% of rollouts ending elsewhere
     (docs/PERFORMANCE.md, "Session 22"). As elementwise adds, which no backend may reorder,
-    every kernel sums alike. It costs: Inductor's kernel for it took twice the reduction's time
-    there, and a fixed run 10% more."""
+    every kernel sums alike. Inductor's own kernel for it took twice the reduction's time there,
+    and a fixed run 10% more; the compiled engine on a GPU runs engine/norm_kernel.py's
+    instead (TRM-Att's blocks): 0.5% more ("Session 23")."""
     s = h.square()
     while s.shape[-1] > 1:
         n = s.shape[-1]
@@ -459,8 +460,9 @@ class TRM(nn.Module):
 
     def fixed_order_norm(self, on: bool = True) -> "TRM":
         """Sum every RMSNorm's squares in a fixed pairwise order (`pairwise_mean_square`), or,
-        with on=False, by a reduction kernel again (what a new model does). On, a compiled
-        engine on a GPU gives this model's eager results bit for bit (`ptrm bench --exact`);
+        with on=False, by a reduction kernel again (what a new model, and training, does;
+        `solver.load_model` turns it on for inference). On, a compiled engine on a GPU gives
+        this model's eager results bit for bit (`--no-exact` of bench and eval turns it off);
         the values are the same function up to float32 rounding, so weights need no change.
         Returns self."""
         for block in self.L_level.layers:

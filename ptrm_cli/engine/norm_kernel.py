@@ -153,10 +153,14 @@ def launch(a: Tensor, b: Tensor, eps: float,
 
 
 def _add_rms_norm(a: Tensor, b: Tensor, eps: float) -> Tensor:
-    """rms_norm(a + b, eps, pairwise=True), bit for bit: one Triton kernel where it applies."""
+    """rms_norm(a + b, eps, pairwise=True), bit for bit: one Triton kernel where it applies.
+    Contiguous either way, as the fake below says: torch.compile plans the code around the op
+    with the fake's strides, and the kernel writes rows in order whatever the inputs' layout
+    (a fake of `empty_like(a)` gave a transposed input transposed strides the kernel's output
+    did not have; the engine's inputs are contiguous, a caller's need not be)."""
     if applies(a, b):
         return launch(a, b, eps)[0]
-    return rms_norm(a + b, eps, pairwise=True)
+    return rms_norm(a + b, eps, pairwise=True).contiguous()
 
 
 # An opaque custom op, not a `triton_op` (whose kernel Inductor launches from its own code):
@@ -166,19 +170,20 @@ def _add_rms_norm(a: Tensor, b: Tensor, eps: float) -> Tensor:
 # function, which launches the kernel, and the call's cost hides behind the GPU's work
 add_rms_norm = torch.library.custom_op("ptrm::add_rms_norm_fixed_order", _add_rms_norm,
                                        mutates_args=())
-add_rms_norm.register_fake(lambda a, b, eps: torch.empty_like(a))
+add_rms_norm.register_fake(lambda a, b, eps: a.new_empty(a.shape))  # contiguous
 
 
 def use(model: TRM) -> bool:
-    """Give the kernel to every block of `model` that sums its norm in the fixed order over the
-    hidden width (TRM-Att; TRM-MLP's token mix normalises across the sequence, left as it is).
-    Returns whether any block took it. For the engine's own copy of a model, compiled on a GPU:
-    the eager loop keeps the plain definition, the yardstick the kernel is held to."""
+    """Give the kernel to every block of `model` that sums its norms in the fixed order: the
+    norms over the hidden width (both of TRM-Att's, TRM-MLP's second; TRM-MLP's first, after the
+    token mix, normalises across the sequence and keeps Inductor's code). Returns whether any
+    block took it. For the engine's own copy of a model, compiled on a GPU: the eager loop keeps
+    the plain definition, the yardstick the kernel is held to."""
     if triton is None:
         return False
     took = False
     for block in model.L_level.layers:
-        if block.pairwise_norm and not hasattr(block, "mlp_t"):
+        if block.pairwise_norm:
             block.add_norm = add_rms_norm
             took = True
     return took
