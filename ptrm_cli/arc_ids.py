@@ -86,7 +86,11 @@ def read_table(path: str | Path, rows: int | None = None) -> IdTable:
                         f"identifier, {BLANK!r} first), as TRM's build_arc_dataset.py writes")
     if names[0] != BLANK:
         raise PtrmError(f"{path}: identifier 0 is {names[0]!r}, expected {BLANK!r}")
-    table = IdTable(names, str(path))
+    from .evaluate import report_path
+
+    # absolute, as reports record paths (eval's, solve's --json, convert's meta): they are read
+    # later from elsewhere, where `--identifiers ids.json` as typed named nothing
+    table = IdTable(names, report_path(path))
     if rows is not None:
         check_rows(table, rows)
     return table

@@ -49,7 +49,8 @@ import numpy as np
 from . import codec as registry
 from . import dihedral
 from .codec import (Codec, Family, Parsed, Puzzle, Solution, Violation, cell_name,
-                    families_problem, family_problems, render_problem, token_problem)
+                    families_problem, family_problems, render_problem, size_name,
+                    token_problem)
 from .errors import PtrmError
 
 Sample = tuple[Puzzle, Solution]
@@ -98,7 +99,7 @@ def check_codec(codec: Codec, samples: Sequence[Sample], *, registered: bool = T
     domain = _answer_values(codec, samples)
     rng = np.random.default_rng(seed)
     for i, (puzzle, solution) in enumerate(samples):
-        where = f"sample {i} ({puzzle.rows}x{puzzle.cols}"
+        where = f"sample {i} ({size_name(puzzle.rows, puzzle.cols)}"
         url = puzzle.meta.get("url") if isinstance(puzzle.meta, dict) else None
         where += f" {url})" if url else ")"
         try:
@@ -383,7 +384,8 @@ def _token_problems(codec: Codec, puzzle: Puzzle, solution: Solution) -> list[st
                 break
             if np.shape(got.grid) != (puzzle.rows, puzzle.cols):
                 out.append(f"decode of arbitrary tokens returned a grid of shape "
-                           f"{np.shape(got.grid)} for a {puzzle.rows}x{puzzle.cols} puzzle")
+                           f"{np.shape(got.grid)} for a {size_name(puzzle.rows, puzzle.cols)} "
+                           "puzzle")
                 break
     return out
 
@@ -461,7 +463,8 @@ def _transform_problems(codec: Codec, puzzle: Puzzle, solution: Solution, key: s
         except PtrmError:
             continue  # a symmetry this type does not have (6x6 sudoku's quarter turn)
         if s2 is None or np.shape(s2.grid) != (p2.rows, p2.cols):
-            out.append(f"transform {name}: the solution is missing or not {p2.rows}x{p2.cols}")
+            out.append(f"transform {name}: the solution is missing or not "
+                       f"{size_name(p2.rows, p2.cols)}")
             continue
         v = _first_violation(codec, p2, s2)
         if v:

@@ -200,9 +200,10 @@ def _check_weights(reports: list[dict]) -> list[str]:
 
 
 def _check_same(first: dict, r: dict) -> None:
-    def differ(what: str):
+    def differ(what: str, hint: str | None = None):
         raise PtrmError(f"{r['_path']} and {first['_path']}: different {what}; only runs of "
-                        "one evaluation (same split, model and settings, other seeds) merge")
+                        "one evaluation (same split, model and settings, other seeds) merge",
+                        hint=hint)
 
     if r["split"].get("keys") != first["split"].get("keys"):
         differ("puzzles (split, --sample, --types or --limit)")
@@ -212,12 +213,23 @@ def _check_same(first: dict, r: dict) -> None:
     for key in SAME_SETTINGS:
         if r["settings"].get(key) != first["settings"].get(key):
             differ(f"settings ({key} {setting_text(r['settings'].get(key))} vs "
-                   f"{setting_text(first['settings'].get(key))})")
+                   f"{setting_text(first['settings'].get(key))})",
+                   _exact_hint(first, r) if key == "exact" else None)
     if r["groups"] != first["groups"]:
         differ("puzzle types")
     judged = [(x.get("width_curve") or {}).get("judge", "label") for x in (r, first)]
     if judged[0] != judged[1]:  # a report from before the curves were judged by the rules
         differ(f"width-curve judgments ({judged[0]} vs {judged[1]})")
+
+
+def _exact_hint(first: dict, r: dict) -> str:
+    """Two reports that differ in `exact`: one summed RMSNorm by a reduction (written before
+    the fixed order became the default on 2026-11-28, or with --no-exact), which the other's
+    seeds can be run again to match."""
+    older = first if not first["settings"].get("exact") else r
+    return (f"{older['_path']} summed RMSNorm by a reduction (written before the fixed order "
+            "became the default on 2026-11-28, or with --no-exact): run the other report's "
+            "seeds again with --no-exact to merge them with it")
 
 
 def _merge_sigma(entries: list[dict], groups: list[str]) -> dict:

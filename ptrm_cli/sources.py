@@ -56,7 +56,7 @@ from typing import Any
 import numpy as np
 
 from . import codec as registry
-from .codec import ANSWER_FIELDS, PUZZLE_FIELDS, Codec, Puzzle, Solution, cell_name
+from .codec import ANSWER_FIELDS, PUZZLE_FIELDS, Codec, Puzzle, Solution, cell_name, size_name
 from .errors import ParseError, json_problem
 
 #: puzzle-type spellings that are not a codec's name (PPBench/pzpr.js url ids, janko names)
@@ -81,8 +81,8 @@ def label_problem(codec: Codec, puzzle: Puzzle, solution: Solution) -> tuple[str
     apply."""
     shape = np.asarray(solution.grid).shape
     if shape != (puzzle.rows, puzzle.cols):
-        return ("malformed", f"solution is {shape[0]}x{shape[1]}, puzzle is "
-                             f"{puzzle.rows}x{puzzle.cols}")
+        return ("malformed", f"solution is {size_name(shape[0], shape[1])}, puzzle is "
+                             f"{size_name(puzzle.rows, puzzle.cols)}")
     violations = registry.violations_of(codec, puzzle, solution)
     if violations:
         v = violations[0]
@@ -249,8 +249,8 @@ class JsonlRecords(SourceReader):
                     if rows is None:  # a grid text: the answer's size stands for it
                         rows, cols = got
                     elif got != (rows, cols):
-                        report(n, f"ptrm record: 'answer' is {got[0]}x{got[1]} but the URL's "
-                                  f"board is {rows}x{cols}" if got[0] is not None else
+                        report(n, f"ptrm record: 'answer' is {size_name(*got)} but the URL's "
+                                  f"board is {size_name(rows, cols)}" if got[0] is not None else
                                   "ptrm record: 'answer' must be rows of numbers", kind)
                         continue
                     yield Item(self.kind, rec["type"], {"url": url, "answer": rec["answer"]},

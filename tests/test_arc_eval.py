@@ -404,7 +404,8 @@ def test_an_arc_report_names_its_checkpoint_dataset_and_table_by_absolute_paths(
         dataset, tmp_path, monkeypatch):
     """`-c ck --data ds` were recorded as typed (`checkpoint`, `dataset`, and `identifiers`: the
     table beside the checkpoint, `ck/identifiers.json`): read from elsewhere, they named
-    nothing. --identifiers given as typed as well."""
+    nothing. --identifiers given as typed as well, and the evaluated dataset's table taken for
+    a checkpoint without one (arc_ids.read_table records each absolute)."""
     import os
     import shutil
 
@@ -414,18 +415,22 @@ def test_an_arc_report_names_its_checkpoint_dataset_and_table_by_absolute_paths(
     ds = load_dataset(dataset)
     save_checkpoint(tmp_path / "ck", _tiny_model(ds.num_puzzle_ids), ARC.vocab, {},
                     identifiers=ds.meta["identifiers"])  # its own table, beside it
+    save_checkpoint(tmp_path / "bare", _tiny_model(ds.num_puzzle_ids), ARC.vocab, {})
     shutil.copytree(dataset, tmp_path / "ds")
     shutil.copyfile(tmp_path / "ck" / "identifiers.json", tmp_path / "ids.json")
     monkeypatch.chdir(tmp_path)
     here = os.getcwd()
-    for extra, table in (((), os.path.join(here, "ck", "identifiers.json")),
-                         (("--identifiers", "ids.json"), os.path.join(here, "ids.json"))):
+    for ck, extra, table in (
+            ("ck", (), os.path.join(here, "ck", "identifiers.json")),
+            ("ck", ("--identifiers", "ids.json"), os.path.join(here, "ids.json")),
+            ("bare", (), os.path.join(here, "ds", "identifiers.json")
+             + " (the evaluated dataset's; the checkpoint names no table)")):
         res = CliRunner().invoke(app, ["eval", "--data", "ds", "--split", "test", "--K", "1",
-                                       "--D", "1", "-c", "ck", "--device", "cpu", *extra,
+                                       "--D", "1", "-c", ck, "--device", "cpu", *extra,
                                        "-o", "ev"])
         assert res.exit_code == 0, res.output
         rep = json.loads((tmp_path / "ev" / "report.json").read_text())
-        assert rep["checkpoint"] == os.path.join(here, "ck")
+        assert rep["checkpoint"] == os.path.join(here, ck)
         assert rep["dataset"] == os.path.join(here, "ds")
         assert rep["identifiers"] == table
 

@@ -5,6 +5,8 @@ identifiers.json, imported, converted and solved (the right embedding row for ea
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -364,6 +366,16 @@ def test_convert_stores_the_identifiers_and_solve_uses_them(build, official, tmp
     assert json.loads(res.stdout)["identifiers"] == str(tmp_path / "ck" / "identifiers.json")
     _check_rows(calls, names, "aaaa0001", [SUBSETS["training"]["aaaa0001"]["test"][0]["input"]],
                 official["model"].puzzle_emb.weights.detach())
+
+    # given as typed, the checkpoint and the table are recorded absolute, as eval's reports do
+    shutil.copyfile(tmp_path / "ck" / "identifiers.json", tmp_path / "ids.json")
+    monkeypatch.chdir(tmp_path)
+    res = solve(build["files"]["training"], "--task", "aaaa0001", "-c", "ck",
+                "--identifiers", "ids.json", "--K", "1", "--json")
+    assert res.exit_code in (0, 1), res.output
+    out = json.loads(res.stdout)
+    assert (out["checkpoint"], out["identifiers"]) == (
+        os.path.join(os.getcwd(), "ck"), os.path.join(os.getcwd(), "ids.json"))
 
     # without --identifiers, convert finds the table in the run's data folder
     res = runner.invoke(app, ["convert", str(official["step"]), "--family", "arc",

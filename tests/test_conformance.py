@@ -257,6 +257,28 @@ def test_a_decode_of_the_wrong_shape_is_said_in_one_line(sudoku_samples):
     assert not any("\n" in p for p in problems), problems
 
 
+def test_a_size_that_is_not_square_is_said_rows_first_and_spelled_out(installed_codec):
+    """A 3x4 maze's findings said "3x4" (and a transposed one "4x3"), which reads both ways:
+    rows first and spelled out now, as `codec.size_name` says every size that is not square."""
+    codec = installed_codec("maze")
+    sample = codec.from_record({"type": "maze", "text": "Sooo\n.##o\n...G"})
+
+    class Small(type(codec)):
+        def decode(self, puzzle, tokens, family=None):
+            return Solution(self.name, np.zeros((2, 2), np.int16))
+
+        def transform(self, puzzle, solution, t):
+            p2, _ = super().transform(puzzle, solution, t)
+            return p2, Solution(self.name, np.zeros((2, 2), np.int16))
+
+    problems = _problems(Small, [sample], registered=False, mutations=False)
+    assert problems and all(p.startswith("sample 0 (3 rows x 4 columns)") for p in problems)
+    assert any(p.endswith("decode of arbitrary tokens returned a grid of shape (2, 2) for a "
+                          "3 rows x 4 columns puzzle") for p in problems), problems
+    assert any(p.endswith("the solution is missing or not 4 rows x 3 columns")
+               for p in problems), problems
+
+
 # -- found by a QA pass writing a third-party plugin (kurodoko, 3rd pass) ----------------------
 
 def test_a_key_that_does_not_parse_back_is_caught_without_url_or_pzprv3(sudoku_samples):

@@ -985,6 +985,30 @@ def test_starting_over_on_another_evaluations_runs_says_what_differs(ckpt, datas
             "K: 4 in the saved runs, 2 now): starting over, they are replaced") in text
 
 
+def test_starting_over_on_runs_saved_without_the_fixed_order_says_how_to_keep_them(
+        ckpt, dataset, tmp_path):
+    """Runs saved before the fixed order became the default (or with --no-exact) differ from a
+    default evaluation's only in `exact`: replacing them did not say that --no-exact --resume
+    takes them. Runs that differ in more than that get no such word."""
+    from ptrm_cli.eval_resume import fingerprint
+
+    loaded = solver.load_model(str(ckpt), "cpu")
+    ev = eval_sets.resolve_split("val", str(dataset), loaded)
+    out = tmp_path / "ev"
+    out.mkdir()
+    for K, kept in ((2, True), (4, False)):
+        plain = fingerprint(str(ckpt), loaded.config.to_dict(), ev.keys, K, 2, "z", 8)
+        (out / "partial.json").write_text(json.dumps(
+            {"format": "ptrm-eval-partial/1", "fingerprint": plain, "n_puzzles": len(ev.keys),
+             "runs": {"det/2": {}}}))
+        r = ptrm("eval", "--split", "val", "--data", dataset, "-c", ckpt, "--K", 2, "--D", 2,
+                 "--sigma", "0.5", "--seeds", 1, "--no-plots", "--out", out)
+        assert r.exit_code == 0, r.output
+        text = " ".join(r.output.split())
+        assert "they are replaced" in text, text
+        assert ("they are replaced (--no-exact --resume would have kept them)" in text) is kept
+
+
 def test_exact_runs_the_model_with_a_fixed_order_norm_and_keeps_its_runs_apart(
         ckpt, dataset, tmp_path, monkeypatch):
     """--exact (the default): every run sees the model with RMSNorm summed pairwise; the report
@@ -1022,9 +1046,13 @@ def test_exact_runs_the_model_with_a_fixed_order_norm_and_keeps_its_runs_apart(
     assert "add --no-exact to resume them" in " ".join(r.output.split())
     r = ptrm(*base, "--out", again, "--resume", "--no-exact")
     assert r.exit_code == 0 and "another evaluation" not in r.output, r.output
-    # and merging a report of the fixed order with a plain one is refused
-    bad("eval", "--merge", out, "--merge", tmp_path / "plain", "-o", tmp_path / "merged",
-        match="exact")
+    # and merging a report of the fixed order with a plain one is refused, with how to merge
+    # them: the plain one's sum, the other's seeds run again with --no-exact
+    for a, b in ((out, tmp_path / "plain"), (tmp_path / "plain", out)):
+        r = bad("eval", "--merge", a, "--merge", b, "-o", tmp_path / "merged", match="exact")
+        assert (f"{tmp_path / 'plain' / 'report.json'} summed RMSNorm by a reduction"
+                in " ".join(r.output.split())), r.output
+        assert "seeds again with --no-exact to merge them with it" in " ".join(r.output.split())
 
 
 def test_an_empty_split_says_where_puzzles_are(ckpt, dataset, tmp_path):

@@ -691,10 +691,34 @@ def test_another_run_says_what_differs(installed_codec, tmp_path):
     run(Job("lightup", 6, 6, 1, Knobs()), 1, out)
     with pytest.raises(PtrmError) as refused:
         ResumableJsonl(out, Job("lightup", 7, 6, 1, Knobs()))
-    assert str(refused.value).endswith("(gen-lightup-6x6-s1-000000): size 6x6, this run 7x6")
+    assert str(refused.value).endswith("(gen-lightup-6x6-s1-000000): size 6x6, this run "
+                                       "7 rows x 6 columns")
     with pytest.raises(PtrmError) as refused:
         ResumableJsonl(out, Job("lightup", 6, 6, 2, Knobs(params={"walls": 0.3})))
     assert str(refused.value).endswith(": seed 1, this run 2; knobs default, this run walls=0.3")
+
+
+def test_a_size_that_is_not_square_is_said_rows_first_and_spelled_out():
+    """`--size 3x40` was refused as "size 3x40" and a maze of 6 rows as "a 6x5 maze", which
+    read both ways: rows first and spelled out now, as `codec.size_name` says every size that
+    is not square (the option itself stays ROWSxCOLS)."""
+    for name, (rows, cols), message in (
+            ("lightup", (3, 40), "lightup: size 3 rows x 40 columns is out of range (4..30 a "
+                                 "side)"),
+            ("maze", (31, 30), "maze: size 31 rows x 30 columns is out of range (4..30 a side; "
+                               "the maze family is 30x30)"),
+            ("sudoku", (6, 9), "sudoku: size must be 4x4, 6x6 or 9x9, not 6 rows x 9 columns")):
+        with pytest.raises(PtrmError) as refused:
+            get(name).check_size(rows, cols)
+        assert str(refused.value) == message
+    maze = get("maze")
+    with pytest.raises(PtrmError, match="a 6 rows x 5 columns maze has 30 cells, too few for a "
+                                        "path longer than 30 steps"):
+        maze.make(puzzle_rng(0, "maze", 0), 6, 5, Knobs(params={"min_path": 30}))
+    maze.max_attempts = 3  # no 6x7 layout has a shortest path of more than 38 steps
+    with pytest.raises(PtrmError, match="no 6 rows x 7 columns maze with a path longer than 38 "
+                                        "steps in 3 layouts"):
+        maze.make(puzzle_rng(0, "maze", 0), 6, 7, Knobs(params={"min_path": 38}))
 
 
 def test_an_out_it_cannot_open_is_one_error(installed_codec, tmp_path):

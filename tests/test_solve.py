@@ -137,6 +137,16 @@ def test_url_argument_stdin_and_inline_text(ckpt, sudoku):
     assert a["solution"] == b["solution"] == c["solution"]  # same puzzle, same seed
 
 
+def test_json_names_the_checkpoint_by_an_absolute_path(ckpt, sudoku, tmp_path, monkeypatch):
+    """`-c best` was recorded as typed: read from another folder it named nothing. Absolute
+    now, as eval's reports record it, and a link stays the link it was given as."""
+    codec, puzzle, _ = sudoku
+    os.symlink(ckpt, tmp_path / "best")
+    monkeypatch.chdir(tmp_path)
+    _, out = solve_json("best", codec.to_line(puzzle))
+    assert out["checkpoint"] == os.path.join(os.getcwd(), "best")
+
+
 def test_same_seed_same_answer(ckpt, sudoku):
     codec, puzzle, _ = sudoku
     line = codec.to_line(puzzle)

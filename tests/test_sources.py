@@ -148,6 +148,20 @@ def test_a_ptrm_record_whose_answer_is_not_its_board_is_a_malformed_line(tmp_pat
     assert [it.loc for it in items] == [3] and (items[0].rows, items[0].cols) == (10, 10)
     assert bad == [(1, "ptrm record: 'answer' is 9x9 but the URL's board is 10x10"),
                    (2, "ptrm record: 'answer' must be rows of numbers")]
+    # a size that is not square, rows first and spelled out: `10x12` read both ways (the URL
+    # gives the columns first)
+    f.write_text(json.dumps({"type": "lightup", "url": "https://puzz.link/p?akari/12/10/" +
+                             "." * 120, "answer": [[0] * 10] * 10}) + "\n")
+    assert read(f)[2] == [(1, "ptrm record: 'answer' is 10x10 but the URL's board is 10 rows x "
+                              "12 columns")]
+
+
+def test_a_label_of_another_size_says_both_sizes_rows_first():
+    """"solution is 12x10, puzzle is 10x12" read both ways: sizes that are not square are
+    spelled out (`codec.size_name`)."""
+    puzzle = registry.Puzzle("lightup", 10, 12, None)
+    assert src.label_problem(None, puzzle, Solution("lightup", np.zeros((12, 10)))) == (
+        "malformed", "solution is 12 rows x 10 columns, puzzle is 10 rows x 12 columns")
 
 
 def test_a_ptrm_record_whose_url_is_another_type_is_a_malformed_line(tmp_path):

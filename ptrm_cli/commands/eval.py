@@ -376,10 +376,14 @@ def _saved_runs(out: Path, loaded, evset, settings, *, resume: bool, write: bool
                                      "or give another --out")
             n, why = other_runs(path, fp, len(evset.keys))
             if n and why:  # say what is given up (`--resume` of that evaluation keeps them)
+                # runs that differ only in summing RMSNorm by a reduction (saved before the
+                # fixed order became the default on 2026-11-28, or with --no-exact)
+                older = fp["exact"] and finished_runs(path, {**fp, "exact": None})
                 err_console.print(
                     f"[yellow]note:[/] {esc(path)} holds {n} finished run(s) of another "
                     f"evaluation (different {esc('; '.join(why))}): starting over, they are "
-                    "replaced", highlight=False, soft_wrap=True)
+                    "replaced" + (" (--no-exact --resume would have kept them)" if older else ""),
+                    highlight=False, soft_wrap=True)
             else:
                 err_console.print(f"[yellow]{esc(path)}[/]: no finished run of this "
                                   "evaluation; starting over", highlight=False)
@@ -518,21 +522,13 @@ def _eval_arc(loaded, data: Path, split: str, *, K, D, sigma, perturb, seed, lim
               out, as_json, identifiers, main: bool = True, exact: bool = True):
     """ARC (ptrm_cli/arc_eval.py): best-Q rollout per augmented view, vote across views. Under
     torchrun every rank computes its share of the views; rank 0 votes, prints and writes."""
-    import os
-
     from .. import arc_eval, arc_ids, solver
-    from ..evaluate import report_path
 
     # which embedding row is which task version: the checkpoint's own table when it has one
+    # (its `source`, the report's `identifiers`, absolute: arc_ids.read_table's)
     table = None
     if loaded.config.puzzle_emb_ndim > 0:
-        table = arc_ids.table_for(loaded, identifiers, dataset=Path(report_path(data)))
-        # the report's `identifiers` names the file read, absolute as the report's other paths
-        # (`--identifiers ids.json`, or one beside `-c ckpt`, named it only from this folder);
-        # a source not absolute is that file's path as read (arc_ids.read_table's), never the
-        # evaluated dataset's, which is given absolute above and carries a note
-        if not os.path.isabs(table.source):
-            table.source = report_path(table.source)
+        table = arc_ids.table_for(loaded, identifiers, dataset=data)
     if main:
         err_console.print(f"[dim]ARC {esc(f'{data}/{split}')}: K={K} D={D} σ={sigma:g} "
                           f"perturb={perturb}{'' if exact else ' --no-exact'} seed {seed} · "

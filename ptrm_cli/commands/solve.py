@@ -266,6 +266,7 @@ def _judges(res: "solver.SolveResult") -> bool:
 def _json(res: "solver.SolveResult", parsed, source: str, matches, s: dict,
           legend: dict[str, str]) -> dict:
     from .. import codec as registry
+    from ..evaluate import report_path
 
     c = res.codec
     pzprv3 = _pzprv3(c, res.puzzle, res.solution)
@@ -284,7 +285,9 @@ def _json(res: "solver.SolveResult", parsed, source: str, matches, s: dict,
         "confidence": res.confidence, "q": res.q, "agree": res.agree,
         "K": s["K"], "D": s["D"], "sigma": s["sigma"], "sigma_source": s["sigma_source"],
         "seed": s["seed"],
-        "selector": s["selector"], "time_s": round(res.time_s, 4), "checkpoint": s["checkpoint"],
+        "selector": s["selector"], "time_s": round(res.time_s, 4),
+        # absolute, a symlink kept as the link, as eval's reports record it (evaluate.report_path)
+        "checkpoint": report_path(s["checkpoint"]),
         "perturb": s["perturb"], "device": s["device"], "rollouts": res.rollouts,
         # null when not judged: every rollout passes an empty check, none is verified
         "valid_rollouts": res.valid_rollouts if _judges(res) else None,
@@ -554,7 +557,10 @@ def _solve_arc_task(input: str, task_id: str | None, model, *, K, D, sigma, pert
         res = arc_solve.solve_task(loaded, task_id, task, table, **kwargs,
                                    on_progress=lambda done, n: bar.update(job, completed=done,
                                                                           total=n))
-    settings = dict(device=device, checkpoint=loaded.path, source=source or input,
+    from ..evaluate import report_path
+
+    # the checkpoint absolute, as eval's reports and a puzzle's --json record it
+    settings = dict(device=device, checkpoint=report_path(loaded.path), source=source or input,
                     time_limit=time_limit, cpu_defaults=cpu_defaults or None,
                     sigma_source=sigma_source)
     if as_json:

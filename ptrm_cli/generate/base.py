@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from ..codec import size_name
 from ..errors import PtrmError
 
 Cell = tuple[int, int]
@@ -115,8 +116,8 @@ class Generator(ABC):
 
     def check_size(self, rows: int, cols: int) -> None:
         if not (4 <= rows <= 30 and 4 <= cols <= 30):
-            raise PtrmError(f"{self.name}: size {rows}x{cols} is out of range (4..30 a side)",
-                            hint=self.size_hint())
+            raise PtrmError(f"{self.name}: size {size_name(rows, cols)} is out of range "
+                            "(4..30 a side)", hint=self.size_hint())
 
     def size_hint(self) -> str:
         """The sizes this type makes, as a refused --size's hint says them."""

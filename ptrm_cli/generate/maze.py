@@ -46,6 +46,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from ..codec import size_name
 from ..errors import PtrmError
 from .base import GenerationFailed, Generator, Instance, Knobs, do_not_apply, puzzle_rng
 
@@ -255,8 +256,9 @@ def _check_room(knobs: Knobs, rows: int, cols: int) -> None:
     """Refuse a min_path the grid has too few cells for: no layout could ever reach it."""
     min_path = knobs.param("min_path", 110)
     if min_path + 2 > rows * cols:  # a path of min_path + 1 steps visits min_path + 2 cells
-        raise PtrmError(f"maze: a {rows}x{cols} maze has {rows * cols} cells, too few for a "
-                        f"path longer than {min_path:g} steps", hint="lower -p min_path")
+        raise PtrmError(f"maze: a {size_name(rows, cols)} maze has {rows * cols} cells, too "
+                        f"few for a path longer than {min_path:g} steps",
+                        hint="lower -p min_path")
 
 
 class MazeGenerator(Generator):
@@ -276,8 +278,8 @@ class MazeGenerator(Generator):
 
     def check_size(self, rows, cols):
         if not (4 <= rows <= 30 and 4 <= cols <= 30):
-            raise PtrmError(f"maze: size {rows}x{cols} is out of range (4..30 a side; the "
-                            f"maze family is 30x30)", hint=self.size_hint())
+            raise PtrmError(f"maze: size {size_name(rows, cols)} is out of range (4..30 a "
+                            "side; the maze family is 30x30)", hint=self.size_hint())
 
     def check_params(self, knobs: Knobs) -> None:
         super().check_params(knobs)
@@ -319,7 +321,7 @@ class MazeGenerator(Generator):
             inst.stats["difficulty"]["layouts"] = attempt
             inst.stats["attempts"] = attempt
             return inst
-        raise PtrmError(f"maze: no {rows}x{cols} maze with a path longer than "
+        raise PtrmError(f"maze: no {size_name(rows, cols)} maze with a path longer than "
                         f"{knobs.param('min_path', 110):g} steps in {self.max_attempts} layouts",
                         hint="lower -p min_path (a 30x30 grid gives ~1 in 200 layouts at 110)")
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from ..atomic import write_problem
+from ..codec import size_name
 from ..errors import PtrmError
 from ..workers import quiet_worker
 from . import get
@@ -231,15 +232,17 @@ class ResumableJsonl:
         return index
 
     def _differs(self, rec: dict) -> list[str]:
-        """What of record `rec`'s run is not this job's, each as "size 10x12, this run 9x9".
-        Named one by one: the whole settings shown side by side left a wrong --size unsaid
-        (the size is only in the id) and two equal-looking dicts to compare by eye."""
+        """What of record `rec`'s run is not this job's, each as "size 10 rows x 12 columns,
+        this run 9x9". Named one by one: the whole settings shown side by side left a wrong
+        --size unsaid (the size is only in the id) and two equal-looking dicts to compare by
+        eye."""
         job = self.job
         named = parse_record_id(rec.get("id"))
-        theirs = {"type": rec.get("type"), "size": named and f"{named['rows']}x{named['cols']}",
-                  "seed": rec.get("seed"), "knobs": rec.get("knobs"),
+        size = named and size_name(named["rows"], named["cols"])  # sizes as messages say them
+        theirs = {"type": rec.get("type"), "size": size, "seed": rec.get("seed"),
+                  "knobs": rec.get("knobs"),
                   "generator version": rec.get("version", 1)}
-        ours = {"type": job.type, "size": f"{job.rows}x{job.cols}", "seed": job.seed,
+        ours = {"type": job.type, "size": size_name(job.rows, job.cols), "seed": job.seed,
                 "knobs": job.knobs.tag(), "generator version": get(job.type).version}
         if theirs["type"] != ours["type"]:  # versions of two types' generators: unrelated
             del theirs["generator version"], ours["generator version"]

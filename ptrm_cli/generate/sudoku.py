@@ -56,9 +56,10 @@ class SudokuGenerator(Generator):
     version = 2  # 2026-11-26: grids moved by a random symmetry (see the module's docstring)
 
     def check_size(self, rows, cols):
+        from ..codec import size_name
         from ..errors import PtrmError
         if rows != cols or rows not in (4, 6, 9):
-            raise PtrmError(f"sudoku: size must be 4x4, 6x6 or 9x9, not {rows}x{cols}",
+            raise PtrmError(f"sudoku: size must be 4x4, 6x6 or 9x9, not {size_name(rows, cols)}",
                             hint=self.size_hint())
 
     def size_hint(self):
