@@ -27,6 +27,7 @@ import numpy as np
 import torch
 
 from .errors import PtrmError
+from .paths import report_path
 
 PASS_KS = (1, 2, 100)
 
@@ -202,7 +203,6 @@ def evaluate_arc(model, path: str | Path, split: str = "test", *, table=None, K:
     split. `table` (arc_ids.IdTable): the checkpoint's identifiers; None: the dataset's (a
     model trained on this dataset). Tasks the table has no identifier for score 0."""
     from .arc_ids import IdTable, check_rows
-    from .evaluate import report_path
 
     path = Path(path)
     where = report_path(path)  # the report's, absolute: it is read later from elsewhere

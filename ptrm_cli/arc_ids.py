@@ -32,6 +32,7 @@ from pathlib import Path
 from .arc_data import BLANK
 from .engine.checkpoint import IDENTIFIERS as FILE, placeholder_vocab
 from .errors import PtrmError
+from .paths import report_path
 
 SEP = "|||"  # TRM's PuzzleIdSeparator (ptrm_codecs.arc.SEP, without importing the codec here)
 
@@ -86,7 +87,6 @@ def read_table(path: str | Path, rows: int | None = None) -> IdTable:
                         f"identifier, {BLANK!r} first), as TRM's build_arc_dataset.py writes")
     if names[0] != BLANK:
         raise PtrmError(f"{path}: identifier 0 is {names[0]!r}, expected {BLANK!r}")
-    from .evaluate import report_path
 
     # absolute, as reports record paths (eval's, solve's --json, convert's meta): they are read
     # later from elsewhere, where `--identifiers ids.json` as typed named nothing

@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 from .errors import PtrmError
+from .paths import report_path
 
 MODES = ("eager", "fast", "fast-autotune", "fast-step", "adaptive", "curve", "profile")
 FORMAT = "ptrm-bench/1"
@@ -59,9 +60,7 @@ class BenchOptions:
 
     def recorded(self) -> dict:
         """The options as a report records them: paths absolute (checkpoint, data, out, a split
-        given as a file or folder), as eval's reports do (`evaluate.report_path`)."""
-        from .evaluate import report_path
-
+        given as a file or folder), as eval's reports do (`paths.report_path`)."""
         out = asdict(self)
         for key in ("checkpoint", "data", "out"):
             if out[key]:
@@ -140,7 +139,6 @@ def load_model(o: BenchOptions, device: str):
     from .solver import LoadedModel, load_model as load_ckpt
 
     if o.checkpoint:
-        from .evaluate import report_path
 
         lm = load_ckpt(o.checkpoint, device, layouts=_layouts(o))
         # absolute, as eval's reports record it: the report is read later from elsewhere
@@ -236,7 +234,6 @@ def load_puzzles(o: BenchOptions, loaded) -> Puzzles:
     only = "" if types is None else " " + ",".join(types)
     # a dataset's split by its folder: "golden" alone read as the wheel's golden set; the
     # folder absolute, as eval's reports record it
-    from .evaluate import report_path
 
     name = f"{report_path(o.data or o.split)}/{ev.name}" if dataset else ev.name
     return Puzzles(ev.inputs[idx], ev.labels[idx], verifiers, ids,
@@ -310,7 +307,6 @@ def _dataset_arrays(o: BenchOptions, loaded) -> Puzzles | None:
                             f"knows {loaded.config.num_puzzle_identifiers}", hint=FAMILY_HINT)
     rep = "" if o.puzzles <= n else f", repeated to {o.puzzles}"
     only = "" if o.types is None else " " + ",".join(o.types)
-    from .evaluate import report_path  # the folder absolute, as eval's reports record it
 
     return Puzzles(torch.as_tensor(np.asarray(s.inputs)[idx].astype(np.int64)),
                    torch.as_tensor(np.asarray(s.labels)[idx].astype(np.int64)), None, ids,

@@ -92,9 +92,10 @@ def size_name(rows: int, cols: int) -> str:
     """A grid size as messages say it: `9x9` when square, else rows first and spelled out,
     `8 rows x 9 columns`: a bare `8x9` reads both ways (`--sizes` and `--size` take ROWSxCOLS,
     a puzz.link URL gives the columns first)."""
+    rows, cols = int(rows), int(cols)  # a plugin's numpy sizes too
     if rows == cols:
         return f"{rows}x{cols}"
-    return f"{rows} row{'s' * (rows != 1)} x {cols} column{'s' * (cols != 1)}"
+    return f"{rows} row{'' if rows == 1 else 's'} x {cols} column{'' if cols == 1 else 's'}"
 
 
 #: cells a message lists before "+N more": enough to find the place on the board, few enough
@@ -697,12 +698,14 @@ def type_guessed(text: str) -> bool:
 
 def read_by(text: str) -> list[str]:
     """The installed types whose reader takes `text`: what a grid that names no type may be.
-    A reader that breaks counts as a no, as in `_sniffs`."""
+    A reader that refuses it counts as a no, without a word (refusing another type's grid is
+    what a reader does), and so does one that breaks or calls sys.exit (as `_load` does, a
+    plugin cannot end the command)."""
     found = []
     for reg in _load().values():
         try:
             reg.codec.parse(text)
-        except Exception:  # noqa: BLE001 - its refusal, or a plugin's bug: not a reader of it
+        except (Exception, SystemExit):  # noqa: BLE001 - its refusal, or a plugin's bug
             continue
         found.append(reg.codec.name)
     return found
@@ -763,15 +766,13 @@ def _detect(text: str, source: str | None) -> tuple[Codec, bool]:
                              line=1, hint=_broken_plugin(lines[0])
                              or "install its plugin (docs/PLUGINS.md), or pass --codec TYPE")
         # a grid whose type's sniff does not claim it (a lightup grid is a nurikabe grid too):
-        # the types that read it are the choice to offer
+        # the one type that reads it is the guess; several are the choice to offer
         readers = read_by(text)
-        told = "cannot tell the puzzle type: the text names none, and it reads"
         if len(readers) == 1:
-            raise ParseError(f"{told} only as {readers[0]}", source=source,
-                             hint=f"start it with a line `{readers[0]}`, or pass --codec "
-                                  f"{readers[0]}")
+            return get(readers[0]), True
         if readers:
-            raise ParseError(f"{told} as any of {', '.join(readers)}", source=source,
+            raise ParseError("cannot tell the puzzle type: the text names none, and it reads "
+                             f"as any of {', '.join(readers)}", source=source,
                              hint=f"start it with a line naming its type (`{readers[0]}`, say), "
                                   "or pass --codec TYPE; `ptrm codecs TYPE` shows each type's "
                                   "rules")

@@ -28,7 +28,8 @@ import numpy as np
 from .errors import PtrmError
 from .eval_resume import FORMAT as PARTIAL_FORMAT, NAME as PARTIAL, refuse_unfinished, \
     setting_text
-from .evaluate import FORMAT, METRICS, ptrm_entry, report_file, report_path
+from .evaluate import FORMAT, METRICS, ptrm_entry, report_file
+from .paths import report_path
 
 # what must agree for runs to belong to one evaluation
 SAME_SETTINGS = ("K", "D", "sigmas", "perturb", "width_draws", "halt", "exact")

@@ -17,6 +17,7 @@ import torch
 
 from . import codec as registry
 from .errors import ParseError, PtrmError
+from .paths import report_path
 from .solver import LoadedModel, Verifier, adopt_vocab, family_for, has_no_table, reads_family
 
 #: the paper's PPBench filter: type -> (rows, cols)
@@ -163,7 +164,6 @@ def load_source_file(path: Path, loaded: LoadedModel, *, limit: int | None = Non
             raise PtrmError(f"{path}: no {', '.join(missing)} puzzles to evaluate "
                             f"(it holds {', '.join(held) or 'none'})")
         items = [it for it in items if sources.resolve_type(it.type) in types]
-    from .evaluate import report_path  # (evaluate imports this module)
 
     # absolute, as the report records it: read later elsewhere, `data/x.csv` named nothing
     source = report_path(path)
@@ -345,7 +345,6 @@ def load_dataset_split(path: Path, split: str | None, loaded: LoadedModel, *,
         if int(ids.max()) >= loaded.config.num_puzzle_identifiers:
             raise PtrmError(f"dataset {path} uses puzzle ids up to {int(ids.max())}, the model "
                             f"knows {loaded.config.num_puzzle_identifiers}")
-    from .evaluate import report_path  # (evaluate imports this module)
 
     return EvalSet(split, f"{report_path(path)}/{split}",  # absolute, as the report records it
                    torch.as_tensor(np.asarray(s.inputs)[idx].astype(np.int64)),

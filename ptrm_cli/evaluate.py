@@ -37,6 +37,7 @@ from .errors import PtrmError
 from .eval_resume import FORMAT as PARTIAL_FORMAT, NAME as PARTIAL, SavedRuns, \
     refuse_unfinished, weights_sha256
 from .eval_sets import EvalSet
+from .paths import report_path
 from .solver import LoadedModel, valid_matrix
 
 FORMAT = "ptrm-eval/1"
@@ -68,26 +69,6 @@ class SigmaChoice(NamedTuple):
         more: the best may lie beyond what was swept."""
         return len(self.swept) >= 3 and self.tied == [self.sigma] and \
             (self.sigma == self.swept[-1] or 0 < self.sigma == self.swept[0])
-
-
-def report_path(path: str | os.PathLike) -> str:
-    """`path` as a report records it: absolute, so that a report read later from another folder
-    (or merged by `--merge`, or read by `--sigma-from`) still says where it points; as the user
-    typed it, it meant something only from the folder that command ran in.
-
-    Not resolved: a symlink the user named stays that link. `checkpoints/best` is what was asked
-    for (the best-on-validation weights of a run; `ptrm train` moves the link to each new best),
-    and reads as that, where its target `step_4200` would not; which weights it held then is
-    `model.weights_sha256`, by content. The bundled model's folder is already absolute
-    (`.../ptrm_cli/models/default`) and stays so. Only a `..` is resolved, through what precedes
-    it, as the file system reads it: `best/../x` is beside best's target, not beside `best`,
-    where a plain `os.path.abspath` would put it."""
-    p = Path(path).expanduser()
-    parts = p.parts
-    if ".." in parts:
-        cut = len(parts) - parts[::-1].index("..")
-        p = Path(os.path.realpath(Path(*parts[:cut]))).joinpath(*parts[cut:])
-    return os.path.abspath(p)
 
 
 def report_file(path: Path) -> Path:
@@ -282,7 +263,8 @@ def run_eval(loaded: LoadedModel, ev: EvalSet, s: EvalSettings, *,
              progress: Callable[[float], None] | None = None,
              saved: SavedRuns | None = None) -> dict:
     """Every run, scored. `progress(fraction)` is called as compute completes. Each finished
-    run goes into `saved` at once, and a run already there is restored, not run again."""
+    run goes into `saved` at once, and a run already there is restored, not run again. The
+    model's RMSNorm is set to sum as `s.exact` says (`TRM.fixed_order_norm`), and stays so."""
     from .engine.distributed import sample, world  # sharded over a torchrun launch's ranks
     from .engine.model import count_parameters, flops_per_step
     from .engine.sampler import SamplerConfig, halted

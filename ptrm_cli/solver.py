@@ -342,9 +342,11 @@ def outside_training(loaded: LoadedModel, puzzle: Puzzle) -> str | None:
     if kept is None:
         return (f"this model did not train on {puzzle.type} (it trained on "
                 f"{', '.join(sorted(seen))}): it may not find a valid answer")
-    size = f"{puzzle.rows}x{puzzle.cols}"  # as meta.trained_on writes it (ROWSxCOLS)
-    if kept.lower() not in (ANY_SIZE, size):
-        trained = registry.size_name(*(int(n) for n in kept.lower().split("x")))
+    if kept.lower() == ANY_SIZE:
+        return None
+    rows, cols = (int(n) for n in kept.lower().split("x"))  # ROWSxCOLS; "09x09" is 9x9 too
+    if (rows, cols) != (puzzle.rows, puzzle.cols):
+        trained = registry.size_name(rows, cols)
         return (f"this model trained on {trained} {puzzle.type} only, and this one is "
                 f"{registry.size_name(puzzle.rows, puzzle.cols)}: it may not find a valid "
                 "answer")
@@ -473,7 +475,7 @@ def family_for(codec: Codec, loaded: LoadedModel) -> Family:
     if family.seq_len != loaded.config.seq_len:
         raise PtrmError(f"the model reads {loaded.config.seq_len} tokens but {codec.name}'s "
                         f"{family.name!r} family has {family.seq_len} "
-                        f"({family.rows}x{family.cols})")
+                        f"({registry.size_name(family.rows, family.cols)})")
     return family
 
 

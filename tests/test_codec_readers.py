@@ -224,3 +224,22 @@ def test_a_record_field_of_the_wrong_kind_is_refused(example, record, match):
     with pytest.raises(ParseError, match=match) as err:
         codec.from_record(record, source="in.jsonl", line=4)
     assert str(err.value).startswith("in.jsonl:4: "), str(err.value)
+
+
+def test_reading_a_grid_for_its_type_survives_a_plugin_that_exits(monkeypatch):
+    """`read_by` tries every installed reader on a grid no sniff claims: one that called
+    sys.exit ended `ptrm solve` silently with its status; now it is a reader that said no."""
+    from types import SimpleNamespace
+
+    from ptrm_cli import codec as registry
+
+    def exits(text, source=None):
+        raise SystemExit(3)
+
+    def reads(text, source=None):
+        return "read"
+
+    fakes = {name: SimpleNamespace(codec=SimpleNamespace(name=name, parse=fn))
+             for name, fn in (("exiting", exits), ("reading", reads))}
+    monkeypatch.setattr(registry, "_load", lambda: fakes)
+    assert registry.read_by(". 1\n2 .\n") == ["reading"]

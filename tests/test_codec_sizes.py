@@ -22,6 +22,8 @@ from ptrm_codecs.formats import Move
 ])
 def test_size_name(rows, cols, said):
     assert size_name(rows, cols) == said
+    # a plugin's sizes may be numpy integers: `'s' * (np.int64(3) != 1)` raised
+    assert size_name(np.int64(rows), np.int32(cols)) == said
 
 
 @pytest.mark.parametrize("name, url, said", [
@@ -99,3 +101,4 @@ def test_contract_messages(installed_codec):
         registry.violations_of(odd, puzzle, Solution("lightup", np.zeros((3, 2), np.int16)))
     with pytest.raises(registry.CodecBug, match="not on the 2 rows x 3 columns board"):
         registry.puzzle_violations_of(odd, puzzle)
+

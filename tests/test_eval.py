@@ -233,6 +233,16 @@ def test_sigma_from_is_recorded_as_the_sweep_report_file(report, ckpt, dataset, 
     assert r.exit_code == 0, r.output
     recorded = json.loads(r.stdout)["settings"]["sigma_from"]["report"]
     assert recorded == str((out / "report.json").resolve())
+    # a link named is kept as the link, as every path a report records (paths.report_path)
+    link = tmp_path / "latest"
+    link.symlink_to(out)
+    monkeypatch.chdir(tmp_path)
+    r = ptrm("eval", "--split", "val", "--data", dataset, "-c", ckpt, "--K", 2, "--D", 1,
+             "--seeds", 1, "--det-D", 1, "--sigma-from", "latest", "--no-plots",
+             "--out", tmp_path / "o2", "--json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["settings"]["sigma_from"]["report"] == \
+        str(tmp_path / "latest" / "report.json")
 
 
 def test_eval_tables(ckpt, dataset, tmp_path):

@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ptrm_cli import evaluate
+from ptrm_cli.paths import report_path
 from ptrm_cli.app import app
 
 from fixtures_models import save_tiny_checkpoint
@@ -110,19 +111,19 @@ def test_report_path_is_absolute_keeps_a_named_link_and_reads_dotdot_as_the_disk
     monkeypatch.chdir(tmp_path / "run")
     here = os.getcwd()
     # the link the user named, not the step it points at this time
-    assert evaluate.report_path("checkpoints/best") == os.path.join(here, "checkpoints", "best")
-    assert evaluate.report_path("./checkpoints//best/") == \
+    assert report_path("checkpoints/best") == os.path.join(here, "checkpoints", "best")
+    assert report_path("./checkpoints//best/") == \
         os.path.join(here, "checkpoints", "best")
     # `..` after a link is the link target's parent, as open() reads it (abspath: checkpoints)
-    assert evaluate.report_path("checkpoints/best/../x") == \
+    assert report_path("checkpoints/best/../x") == \
         os.path.join(os.path.realpath(tmp_path / "run"), "x")
-    assert evaluate.report_path("../run/step_7") == os.path.join(
+    assert report_path("../run/step_7") == os.path.join(
         os.path.realpath(tmp_path), "run", "step_7")
     monkeypatch.setenv("HOME", str(tmp_path))
-    assert evaluate.report_path("~/run") == str(tmp_path / "run")
+    assert report_path("~/run") == str(tmp_path / "run")
     # an absolute path is kept as it is: the bundled model reads as the package's folder
-    assert evaluate.report_path(DEFAULT_DIR) == str(DEFAULT_DIR)
-    assert evaluate.report_path(str(DEFAULT_DIR)).endswith(
+    assert report_path(DEFAULT_DIR) == str(DEFAULT_DIR)
+    assert report_path(str(DEFAULT_DIR)).endswith(
         os.path.join("ptrm_cli", "models", "default"))
 
 

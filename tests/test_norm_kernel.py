@@ -136,6 +136,13 @@ def test_only_fixed_order_blocks_take_the_kernel(monkeypatch):
     mlp = tiny(mlp_t=True).fixed_order_norm()  # TRM-MLP: its norm over the hidden width
     assert norm_kernel.use(mlp)
     assert all(b.add_norm is norm_kernel.add_rms_norm for b in mlp.L_level.layers)
+    # where the op would only run its eager definition, Inductor's fused code is kept
+    for kw in (dict(forward_dtype="float32"), dict(hidden_size=96, num_heads=4)):
+        torch.manual_seed(0)
+        other = TRM(TRMConfig(vocab_size=20, seq_len=16, **{"hidden_size": 64, "num_heads": 4,
+                              **kw}, puzzle_emb_ndim=0, puzzle_emb_len=0)).fixed_order_norm()
+        assert not norm_kernel.use(other), kw
+        assert all(b.add_norm is None for b in other.L_level.layers)
 
 
 @pytest.mark.parametrize("options", [dict(compile=True, backend="aot_eager"),

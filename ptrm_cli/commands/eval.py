@@ -14,6 +14,7 @@ from ..console import console, err_console, esc, fraction_progress
 from ..errors import PtrmError, is_out_of_memory
 from ..options import DEVICE, JSON, check_perturb, given_options, resolve_device, \
     set_threads, threads_option, type_list
+from ..paths import report_path
 
 
 def _floats(values: list[str], flag: str) -> list[float]:
@@ -313,8 +314,8 @@ def evaluate(
         report["settings"]["sigma_source"] = sigma_source
         if sigma_from is not None:  # where sigma came from, for whoever reads the report later
             # as an absolute file: `-o v1` given as `--sigma-from v1` named no file elsewhere
-            sweep = ev_mod.report_file(sigma_from.expanduser()).resolve()
-            report["settings"]["sigma_from"] = {"report": str(sweep), "split": on,
+            sweep = report_path(ev_mod.report_file(sigma_from.expanduser()))
+            report["settings"]["sigma_from"] = {"report": sweep, "split": on,
                                                 "halt": choice.halt}
         # the partial results go once the report is written, before it is shown: a reader
         # that stops early (`| head`) ended the command there and left them beside the report,

@@ -22,6 +22,7 @@ import typer
 from ..console import console, err_console, esc, fraction_progress
 from ..errors import PtrmError, is_out_of_memory
 from ..options import DEVICE, JSON, PERTURB_HELP, check_perturb, resolve_device
+from ..paths import report_path
 
 EXIT_SOLVED, EXIT_UNSOLVED = 0, 1  # usage errors: PtrmError.exit_code (2)
 #: defaults on a CPU, sized so a 10x10 puzzle with the 7M model finishes in about half a minute
@@ -266,7 +267,6 @@ def _judges(res: "solver.SolveResult") -> bool:
 def _json(res: "solver.SolveResult", parsed, source: str, matches, s: dict,
           legend: dict[str, str]) -> dict:
     from .. import codec as registry
-    from ..evaluate import report_path
 
     c = res.codec
     pzprv3 = _pzprv3(c, res.puzzle, res.solution)
@@ -286,7 +286,7 @@ def _json(res: "solver.SolveResult", parsed, source: str, matches, s: dict,
         "K": s["K"], "D": s["D"], "sigma": s["sigma"], "sigma_source": s["sigma_source"],
         "seed": s["seed"],
         "selector": s["selector"], "time_s": round(res.time_s, 4),
-        # absolute, a symlink kept as the link, as eval's reports record it (evaluate.report_path)
+        # absolute, a symlink kept as the link, as eval's reports record it (paths.report_path)
         "checkpoint": report_path(s["checkpoint"]),
         "perturb": s["perturb"], "device": s["device"], "rollouts": res.rollouts,
         # null when not judged: every rollout passes an empty check, none is verified
@@ -557,7 +557,6 @@ def _solve_arc_task(input: str, task_id: str | None, model, *, K, D, sigma, pert
         res = arc_solve.solve_task(loaded, task_id, task, table, **kwargs,
                                    on_progress=lambda done, n: bar.update(job, completed=done,
                                                                           total=n))
-    from ..evaluate import report_path
 
     # the checkpoint absolute, as eval's reports and a puzzle's --json record it
     settings = dict(device=device, checkpoint=report_path(loaded.path), source=source or input,

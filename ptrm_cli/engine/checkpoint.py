@@ -468,12 +468,13 @@ def _no_layout_for(path: Path, V: int, yaml_path: Path | None) -> CheckpointErro
 
 
 def _families_of_size(V: int) -> list[str]:
-    """'name (ROWSxCOLS)' of each installed codec family with V tokens. Imported here, in an
+    """'name (its size)' of each installed codec family with V tokens. Imported here, in an
     error's path only: the engine does not otherwise depend on the codec registry."""
     try:
         from .. import codec as registry
 
-        found = {f.name: f"{f.name} ({f.rows}x{f.cols})" for f in registry.families()
+        found = {f.name: f"{f.name} ({registry.size_name(f.rows, f.cols)})"
+                 for f in registry.families()
                  if len(f.vocab) == V}
     except PtrmError:  # a broken plugin must not hide the checkpoint's own error
         return []

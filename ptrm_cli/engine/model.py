@@ -241,7 +241,7 @@ def pairwise_mean_square(h: Tensor) -> Tensor:
     (docs/PERFORMANCE.md, "Session 22"). As elementwise adds, which no backend may reorder,
     every kernel sums alike. Inductor's own kernel for it took twice the reduction's time there,
     and a fixed run 10% more; the compiled engine on a GPU runs engine/norm_kernel.py's
-    instead (TRM-Att's blocks): 0.5% more ("Session 23")."""
+    instead, for the norms over the hidden width: 0.5% more ("Session 23")."""
     s = h.square()
     while s.shape[-1] > 1:
         n = s.shape[-1]

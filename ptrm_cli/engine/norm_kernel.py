@@ -177,10 +177,12 @@ def use(model: TRM) -> bool:
     """Give the kernel to every block of `model` that sums its norms in the fixed order: the
     norms over the hidden width (both of TRM-Att's, TRM-MLP's second; TRM-MLP's first, after the
     token mix, normalises across the sequence and keeps Inductor's code). Returns whether any
-    block took it. For the engine's own copy of a model, compiled on a GPU: the eager loop keeps
-    the plain definition, the yardstick the kernel is held to."""
-    if triton is None:
-        return False
+    block took it; none does where the kernel does not apply (not bf16, a width not in WIDTHS).
+    For the engine's own copy of a model, compiled on a GPU: the eager loop keeps the plain
+    definition, the yardstick the kernel is held to."""
+    cfg = model.config
+    if triton is None or cfg.dtype != torch.bfloat16 or cfg.hidden_size not in WIDTHS:
+        return False  # the op would run its eager definition: Inductor's fused code is better
     took = False
     for block in model.L_level.layers:
         if block.pairwise_norm:
