@@ -3,7 +3,7 @@
 # scaling, fp8 and mlp on 2 x H200 in session 17; train_scaling, scaling, mlp on 4 x H200 in
 # 18; train_scaling, scaling on 4 x H100 in 19; host_trace, ddp_trace, train_scaling in 20;
 # headline on an H100 in 21; swiglu, parity, exact and train_scaling in 22; norm, norm_exact and
-# eval_exact in 23):
+# eval_exact in 23; headline again in 24):
 # the headline benchmark and the accuracy/compute curve of adaptive compute on validation, for
 # the bundled model. Ask for nvidia-h100-x1 (the card); a reply from an H200 is
 # recorded as such.
