@@ -12,3 +12,10 @@ fi
 # The pzpr.js reference engine and the golden set, exactly as PPBench ships them. --no-deps: the
 # package's own dependencies (gymnasium, a JS bridge) are not needed to read these files.
 "$PY" -m pip install -q --no-deps "ppbench==0.1.0" || echo "warning: ppbench wheel unavailable; oracle tests will skip" >&2
+# Triton's CPU interpreter checks the GPU norm kernel bit for bit (tests/test_norm_kernel.py). A
+# CPU torch has no Triton, so it goes into a folder of its own: only that test's subprocess puts
+# it on its path, and nothing else this environment runs ever sees it.
+if ! "$PY" -c "import triton" 2>/dev/null && [ ! -d .triton/triton ]; then
+    "$PY" -m pip install -q --no-deps --target .triton "triton==3.6.0" \
+        || echo "warning: Triton unavailable; the norm kernel's interpreter tests will skip" >&2
+fi

@@ -6,8 +6,6 @@ GPU measurement script says what it needs instead of failing."""
 
 from __future__ import annotations
 
-import importlib.util
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +16,7 @@ import torch
 from ptrm_cli.engine import norm_kernel
 from ptrm_cli.engine.fast import Engine
 from ptrm_cli.engine.model import TRM, TRMConfig, rms_norm
+from triton_interpreter import interpreter_env, needs_triton
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "norm_kernel.py"
 
@@ -28,7 +27,7 @@ def tiny(mlp_t: bool = False) -> TRM:
                          mlp_t=mlp_t, puzzle_emb_ndim=0, puzzle_emb_len=0)).eval()
 
 
-@pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="Triton not installed")
+@needs_triton
 @pytest.mark.parametrize("width", [32, 512])
 def test_the_kernel_sums_the_squares_in_the_models_pairwise_order(width):
     """b = 0 keeps the bf16 add exact (the interpreter truncates where a GPU rounds), so the
@@ -48,8 +47,8 @@ def test_the_kernel_sums_the_squares_in_the_models_pairwise_order(width):
         "ref = rms_norm(a, 1e-5, pairwise=True).float()\n"
         "assert float(((out.float() - ref).abs() / ref.abs().clamp(min=1e-3)).max()) < 2e-2\n"
         "print('ok')\n")
-    env = {**os.environ, "TRITON_INTERPRET": "1"}
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       env=interpreter_env())
     assert r.returncode == 0 and "ok" in r.stdout, r.stderr[-2000:]
 
 

@@ -5,13 +5,13 @@ Triton is installed), and without a GPU it says so instead of failing."""
 from __future__ import annotations
 
 import importlib.util
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import torch
+from triton_interpreter import interpreter_env, needs_triton
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "swiglu_gemm.py"
 
@@ -39,12 +39,11 @@ def test_the_epilogue_rounds_where_the_engine_does():
     assert not torch.equal(late, engine)
 
 
-@pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="Triton not installed")
+@needs_triton
 @pytest.mark.parametrize("kernel", ["fused_swiglu", "fused_swiglu_tma"])
 def test_the_kernel_computes_swiglu_in_tritons_interpreter(kernel):
     """Indexing, masks of a ragged last row block and the gate/up halves, on the CPU. fp32
     inputs: the interpreter's bf16 matmul and rounding are not the GPU's (it truncates)."""
-    env = {**os.environ, "TRITON_INTERPRET": "1"}
     code = (
         "import torch, importlib.util as u\n"
         f"s = u.spec_from_file_location('s', {str(SCRIPT)!r}); m = u.module_from_spec(s)\n"
@@ -55,7 +54,8 @@ def test_the_kernel_computes_swiglu_in_tritons_interpreter(kernel):
         "err = float((h - ref).norm() / ref.norm())\n"
         "assert h.shape == (200, 64) and err < 2e-2, err\n"
         "print('ok', err)\n")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       env=interpreter_env())
     assert r.returncode == 0 and "ok" in r.stdout, r.stderr[-2000:]
 
 
