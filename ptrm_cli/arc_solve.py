@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .errors import ParseError, PtrmError, json_problem
+from .errors import ParseError, PtrmError, json_problem, load_json
 
 ATTEMPTS = 2  # ARC scores two attempts per test input
 
@@ -44,7 +44,7 @@ def read_task(path: str | Path | None, task_id: str | None = None, *, text: str 
         except OSError as e:
             raise PtrmError(f"cannot read {source}: {e.strerror or e}") from None
     try:
-        obj = json.loads(text)
+        obj = load_json(text)
     except json.JSONDecodeError as e:
         raise ParseError(f"ARC task file is {json_problem(e)}", source=source,
                          line=e.lineno, hint=A.TASK_HINT) from None
@@ -90,7 +90,7 @@ def task_shaped(text: str) -> bool:
     if not text.lstrip().startswith("{"):
         return False
     try:
-        obj = json.loads(text)
+        obj = load_json(text)
     except ValueError:
         return False
     if one_task(obj):

@@ -83,6 +83,19 @@ def is_out_of_memory(e: BaseException) -> bool:
         isinstance(e, RuntimeError) and "can't allocate memory" in str(e))
 
 
+def load_json(text: str):
+    """json.loads for a user's text. JSON nested deeper than Python's recursion limit (a
+    thousand '[' make 2 KB) raises RecursionError, which no reader's `except ValueError` /
+    `except json.JSONDecodeError` caught: a traceback. It is the JSONDecodeError it is to a
+    reader, and `json_problem` says it."""
+    import json
+
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise json.JSONDecodeError("Nested too deeply", text, 0) from None
+
+
 def json_problem(e) -> str:
     """A json.JSONDecodeError as a reader says it: "not valid JSON: Expecting value (column
     7)", or "not valid JSON: Unterminated string starting at column 7" where its own msg ends

@@ -33,7 +33,8 @@ import torch
 
 from . import codec as registry
 from .codec import Codec, Family, Parsed, Puzzle, Solution, Violation
-from .errors import CodecNotFound, OtherType, ParseError, PtrmError, UsageError, json_problem
+from .errors import CodecNotFound, OtherType, ParseError, PtrmError, UsageError, json_problem, \
+    load_json
 from .vocab import Vocab
 
 #: what `ptrm solve` reads at most from a file or stdin (a puzzle is a few KB)
@@ -102,7 +103,10 @@ def read_input(spec: str) -> tuple[str, str]:
         # a JSON record (`ptrm generate`'s lines): its text field's "\n" escapes and a URL's
         # slashes are not a path's
         return _text(spec, "<argument>"), "<argument>"
-    if "?" in spec and "/" in spec and "\n" not in spec:  # puzz.link/p?type/..., any host
+    # puzz.link/p?type/..., any host; a missing file's name with a '?' (a shell glob that
+    # matched nothing: puzzles/sudok?.txt) has no '/' after it, nor a scheme or "/p" before it
+    before, _, after = spec.partition("?")
+    if after and "\n" not in spec and ("/" in after or _SCHEME.match(spec) or before.endswith("/p")):
         return spec.strip(), "URL"
     if _SCHEME.match(spec):
         raise PtrmError(f"{spec}: not a puzzle URL (no '?type/...' part)",
@@ -134,11 +138,15 @@ def _text(data: bytes | str, source: str) -> str:
 def _decoded(data: bytes | str, source: str) -> str:
     if isinstance(data, str):  # the argument itself: a BOM comes with `"$(cat file)"`
         return data.removeprefix("\ufeff")
-    if data[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):  # Windows "Unicode" text
+    # UTF-32's little-endian BOM starts with UTF-16's: read as UTF-16 it was a NUL between
+    # each character, and "cannot tell the puzzle type"
+    encoding = "utf-32" if data[:4] in (codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE) else \
+        "utf-16" if data[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE) else None
+    if encoding is not None:  # Windows "Unicode" text
         try:
-            return data.decode("utf-16")
+            return data.decode(encoding)
         except UnicodeDecodeError as e:
-            raise PtrmError(f"{source} is not UTF-16 text, though it starts like it "
+            raise PtrmError(f"{source} is not {encoding.upper()} text, though it starts like it "
                             f"(byte {e.start})") from None
     if b"\x00" in data:
         raise PtrmError(f"{source} is a binary file, not puzzle text")
@@ -217,7 +225,7 @@ def _json_hint(text: str, e: json.JSONDecodeError) -> str:
 def _parse_record(text: str, *, codec: str | None, source: str | None) -> tuple[Codec, Parsed]:
     """A PPBench JSONL record, or any record a codec's `from_record` reads."""
     try:
-        record = json.loads(text)
+        record = load_json(text)
     except json.JSONDecodeError as e:
         if e.msg == "Extra data":  # a JSONL file of several records
             raise ParseError("expected one puzzle: another JSON record starts here",

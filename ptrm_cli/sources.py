@@ -57,7 +57,7 @@ import numpy as np
 
 from . import codec as registry
 from .codec import ANSWER_FIELDS, PUZZLE_FIELDS, Codec, Puzzle, Solution, cell_name, size_name
-from .errors import ParseError, json_problem
+from .errors import ParseError, json_problem, load_json
 
 #: puzzle-type spellings that are not a codec's name (PPBench/pzpr.js url ids, janko names)
 ALIASES = {"akari": "lightup"}
@@ -208,7 +208,7 @@ class JsonlRecords(SourceReader):
                 if not line.strip():
                     continue
                 try:  # without its line end, a cut line reads as cut, not as a control char
-                    rec = json.loads(line.rstrip("\r\n"))
+                    rec = load_json(line.rstrip("\r\n"))
                 except json.JSONDecodeError as e:
                     report(n, json_problem(e))
                     continue
@@ -310,7 +310,7 @@ class JankoJson(SourceReader):
 
     def read(self, path, report):
         try:
-            doc = json.loads(Path(path).read_text(encoding="utf-8", errors="replace"))
+            doc = load_json(Path(path).read_text(encoding="utf-8", errors="replace"))
         except json.JSONDecodeError as e:
             report(e.lineno, f"not valid JSON: {e.msg} (the whole file is skipped)")
             return

@@ -254,6 +254,13 @@ def test_janko_light_on_a_wall_is_an_error():
         CODEC.from_janko("1 1\nx", "1 1\no")
 
 
+def test_janko_wall_number_past_4_is_a_parse_error():
+    """A long one overflowed int16: an OverflowError, reported as a bug in the codec."""
+    for number in ("7", "99999999999"):
+        with pytest.raises(ParseError, match=f"problem cell '{number}' at r1c1: expected 0-4"):
+            CODEC.from_janko(f"1 2\n{number} -", "1 2\n- -")
+
+
 def test_too_large_for_the_family():
     puzzle = CODEC.parse("https://puzz.link/p?akari/11/10/zzzzzp").puzzle
     with pytest.raises(PtrmError, match=r"lightup puzzle of 10 rows x 11 columns does not fit"):

@@ -271,6 +271,10 @@ def test_render_shows_clues_and_shading():
     ("\npzprv3\nv:3.4\nlightup\n1\n1\n. \n", r"in:4: pzprv3 text is a 'lightup' puzzle"),
     ("nurikabe\n1 . .\n. .", r":3: nurikabe grid: expected 3 cells"),
     ("nurikabe\n1 . x", r":2: nurikabe cell 'x'"),
+    # a long number overflowed the int32 clue grid: an OverflowError, "a bug in the codec"
+    ("nurikabe\n. .\n. 99999999999", r"in:3: nurikabe clue 99999999999 is larger than the "
+                                         "board, which has 4 cells"),
+    ("pzprv3\nnurikabe\n1\n2\n3 . \n", r"in:5: nurikabe clue 3 is larger than the board"),
 ])
 def test_bad_text_is_a_parse_error(text, match):
     with pytest.raises(ParseError, match=match):
@@ -287,6 +291,12 @@ def test_bad_janko_is_a_parse_error():
         CODEC.from_janko("2 2\nx -\n- -", "2 2\n- x\nx x")
     with pytest.raises(ParseError, match="expected 2 lines of 2 entries"):
         CODEC.from_janko("2 2\n1 -", "2 2\n- x\nx x")
+    with pytest.raises(ParseError, match="clue 99999999999 is larger than the board"):
+        CODEC.from_janko("2 2\n99999999999 -\n- -", "2 2\n- x\nx x")
+    # 0 0 was an empty puzzle that reached the model (and broke render after the rollouts)
+    for size in ("0 0", "-1 2"):
+        with pytest.raises(ParseError, match=f"size {size}: expected rows and cols >= 1"):
+            CODEC.from_janko(size, size)
 
 
 @pytest.mark.parametrize("clue", [39, 0])

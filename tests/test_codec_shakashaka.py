@@ -273,6 +273,7 @@ def test_rules_each_fire():
     ("shakashaka\n. .\n. .\n\n2 3\n", "answer grid has 1 lines"),
     ("shakashaka\n. .\n\n. .\n\n. .\n", "found 3 blocks"),
     ("shakashaka\n. .\n. 1\n\n2 3\n4\n", "expected 2 cells"),
+    ("shakashaka\n", "input.txt:2: shakashaka grid: expected grid lines"),
 ])
 def test_bad_input_is_a_parse_error(text, match):
     with pytest.raises(ParseError, match=match) as err:

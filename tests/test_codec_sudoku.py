@@ -242,6 +242,11 @@ def test_givens_stay_marked_in_plain_text(sudoku, line):
     ("https://puzz.link/p?sudoku/9/8/g", "not square"),
     ("https://puzz.link/p?sudoku/9/9/.zzzz", "'?' given"),
     ("pzprv3\nsudoku\n9\n" + ". " * 9 + "\n", "expected 9 entries|sudoku givens"),
+    # on its line; a long one overflowed int16 and was reported as a bug in the codec
+    ("pzprv3\nsudoku\n4\n" + "99999 . . . \n" + ". . . . \n" * 3,
+     r"bad.txt:4: sudoku given 99999 is outside 1\.\.4"),
+    ("pzprv3\nsudoku\n4\n" + ". . . . \n" + ". 5 . . \n" + ". . . . \n" * 2,
+     r"bad.txt:5: sudoku given 5 is outside 1\.\.4"),
 ])
 def test_bad_sudoku_text_is_a_clear_parse_error(sudoku, text, match):
     with pytest.raises(ParseError, match=match):

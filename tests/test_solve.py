@@ -438,9 +438,12 @@ def test_bad_inputs(ckpt, sudoku, tmp_path):
     binary.write_bytes(b"\x00\x01\x02\xff")
     bad("solve", binary, "-c", ckpt, match="binary")
     bad("solve", "https://example.com/puzzle.txt", "-c", ckpt, match="not a puzzle URL")
-    # mistyped paths: a folder with a dot was read as a URL, a long name as puzzle text
-    for typo in ("my.puzzles/lightup.url", "puzzles_for_testing_sudoku"):
+    # mistyped paths: a folder with a dot was read as a URL, a long name as puzzle text, a
+    # glob that matched nothing as a URL ("URL: cannot tell the puzzle type")
+    for typo in ("my.puzzles/lightup.url", "puzzles_for_testing_sudoku", "puzzles/sudok?.txt"):
         bad("solve", typo, "-c", ckpt, match=f"{typo}: no such file")
+    # while a URL cut after its type, scheme or not, is still read as one
+    bad("solve", "puzz.link/p?sudoku", "-c", ckpt, match="has no <cols>/<rows> size")
     bad("solve", "https://puzz.link/p?nosuchtype/9/9/abc", "-c", ckpt, match="unknown puzzle type")
     bad("solve", good, "-c", ckpt, "--codec", "nosuchtype", match="unknown puzzle type")
     bad("solve", "-", "-c", ckpt, input='{"pid": "sudoku", "oops": 1', match="not valid JSON")
@@ -477,7 +480,9 @@ def test_windows_text_files(ckpt, sudoku, tmp_path):
     url = codec.to_url(puzzle)
     for name, data in (("bom.txt", b"\xef\xbb\xbf" + (url + "\r\n").encode()),
                        ("utf16.txt", (url + "\r\n").encode("utf-16")),  # with its BOM
-                       ("utf16be.txt", b"\xfe\xff" + (url + "\r\n").encode("utf-16-be"))):
+                       ("utf16be.txt", b"\xfe\xff" + (url + "\r\n").encode("utf-16-be")),
+                       # its BOM starts with UTF-16's: a NUL between characters, "cannot tell"
+                       ("utf32.txt", (url + "\r\n").encode("utf-32"))):
         f = tmp_path / name
         f.write_bytes(data)
         _, out = solve_json(ckpt, f)

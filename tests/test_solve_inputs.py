@@ -228,6 +228,21 @@ def test_a_json_record_cut_short_says_so(tmp_path):
     assert r.exit_code == 2 and "hint: the text ends before its JSON does" in r.output, r.output
 
 
+@pytest.mark.parametrize("text", ["[" * 5000 + "]" * 5000,
+                                  '{"a":' * 5000 + "1" + "}" * 5000,
+                                  '{"type": "sudoku", "text": ' + "[" * 5000 + "]" * 5000 + "}"],
+                         ids=["list", "object", "record"])
+@pytest.mark.parametrize("task", [[], ["--task", "t"]], ids=["solve", "task"])
+def test_json_nested_too_deeply_is_a_parse_error(tmp_path, text, task):
+    """10 KB of nested brackets: json.loads raised RecursionError, which the readers'
+    `except ValueError` let through as a traceback (the ARC sniff warned of a broken plugin)."""
+    (tmp_path / "deep.json").write_text(text)
+    r = ptrm("solve", tmp_path / "deep.json", *task)
+    assert r.exit_code == 2, r.output
+    assert "not valid JSON: Nested too deeply" in r.stderr and "warning" not in r.stderr, \
+        r.stderr
+
+
 @pytest.mark.parametrize("device, hint", [
     ("gpu", "a GPU is cuda: --device cuda for the first, cuda:N"),
     ("cuda:x", "cuda:N (N = 0, 1, ...)"),

@@ -111,6 +111,10 @@ def test_bad_records_are_reported_with_their_line(tmp_path):
     cut = tmp_path / "cut.jsonl"
     cut.write_text('{"type": "sudoku", "url": "https://puzz\n')
     assert read(cut)[2] == [(1, "not valid JSON: Unterminated string starting at column 27")]
+    # nesting past Python's recursion limit: a RecursionError, a traceback from `ptrm eval`
+    deep = tmp_path / "deep.jsonl"
+    deep.write_text('{"a":' * 5000 + "1" + "}" * 5000 + "\n")
+    assert read(deep)[2] == [(1, "not valid JSON: Nested too deeply (column 1)")]
     janko = tmp_path / "j.json"
     janko.write_text(json.dumps({"name": "Akari", "data": {
         "a": {"problem": "1 1\n-"}, "b": 3, "c": {"problem": 1, "solution": "x"}}}))

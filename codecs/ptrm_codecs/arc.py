@@ -47,7 +47,7 @@ from rich.text import Text
 from ptrm_cli import dihedral
 from ptrm_cli.codec import Codec, Family, Parsed, Puzzle, Solution, Violation, cells_named, \
     size_name
-from ptrm_cli.errors import ParseError, PtrmError, json_problem
+from ptrm_cli.errors import ParseError, PtrmError, json_problem, load_json
 
 from .families import ARC
 
@@ -522,7 +522,7 @@ class ArcCodec(Codec):
     # -- parsing ---------------------------------------------------------------------------
     def parse(self, text: str, *, source: str | None = None) -> Parsed:
         try:
-            obj = json.loads(text)
+            obj = load_json(text)
         except json.JSONDecodeError as e:
             raise ParseError(f"ARC input (a task, a pair or a grid) is {json_problem(e)}",
                              source=source, line=e.lineno, hint=GRID_HINT) from None
@@ -583,7 +583,7 @@ class ArcCodec(Codec):
         if not s.startswith(("[", "{")):
             return False
         try:
-            obj = json.loads(s)
+            obj = load_json(s)
         except ValueError:
             return s.startswith("[")
         if isinstance(obj, list):
@@ -621,7 +621,7 @@ class ArcCodec(Codec):
         grid = text
         if isinstance(text, str):
             try:
-                grid = json.loads(text)
+                grid = load_json(text)
             except json.JSONDecodeError as e:
                 raise ParseError(f"ARC record text (the input grid as JSON) is {json_problem(e)}",
                                  source=source, line=line, hint=GRID_HINT) from None

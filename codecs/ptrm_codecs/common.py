@@ -273,6 +273,9 @@ def read_janko_grid(text: str, *, source: str | None = None) -> tuple[int, int, 
         rows, cols = int(lines[0][0]), int(lines[0][1])
     except (IndexError, ValueError):
         raise ParseError("janko grid: expected 'rows cols' on the first line", source=source, line=1) from None
+    if rows < 1 or cols < 1:  # 0 0 was an empty puzzle that reached the model; -1 numpy's error
+        raise ParseError(f"janko grid: size {rows} {cols}: expected rows and cols >= 1",
+                         source=source, line=1)
     body = lines[1:]
     if len(body) < rows or any(len(body[r]) != cols for r in range(rows)):
         raise ParseError(f"janko grid: expected {rows} lines of {cols} entries", source=source)

@@ -99,7 +99,7 @@ class BlackCellCodec(GridCodec):
             for c, tok in enumerate(body[r][:cols]):
                 if tok in black:
                     clues[r, c] = BLACK
-                elif formats.is_number(tok):
+                elif formats.is_number(tok) and int(tok) <= MAX_NUMBER:  # a long one: no int16
                     clues[r, c] = int(tok)
                 elif tok != "-":
                     raise ParseError(f"janko {self.name} problem cell {tok!r} at "

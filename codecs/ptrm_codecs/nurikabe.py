@@ -94,6 +94,16 @@ def grid_rows(lines: list[str], *, what: str, first_line: int,
     return rows
 
 
+def _clue_number(tok: str, cells: int, *, source: str | None, line: int) -> int:
+    """A clue's number, checked here where its line is known: no island is larger than the
+    board, and a long number did not fit the int32 clue grid (an OverflowError, reported as a
+    bug in the codec)."""
+    if int(tok) > cells:
+        raise ParseError(f"nurikabe clue {tok} is larger than the board, which has {cells} "
+                         "cells", source=source, line=line)
+    return int(tok)
+
+
 def pzprv3_rows(p: formats.Pzprv3, *, what: str, source: str | None = None,
                 border_lines: bool = False) -> list[tuple[int, list[str]]]:
     """The pzprv3 grid as (file line, tokens) rows. With `border_lines` (tapa), pzpr.js's
@@ -194,7 +204,7 @@ class NurikabeCodec(ClueShadingTokens, GridCodec):
                 elif tok == "-":
                     clues[r, c] = UNKNOWN
                 elif formats.is_number(tok):
-                    clues[r, c] = int(tok)
+                    clues[r, c] = _clue_number(tok, clues.size, source=source, line=line)
                 else:
                     raise ParseError(f"nurikabe cell {tok!r}: expected a clue number, '-' (a '?' "
                                      "clue), '#' (shaded), '+' (dot) or '.'", source=source, line=line)
@@ -212,7 +222,7 @@ class NurikabeCodec(ClueShadingTokens, GridCodec):
                 if tok == "?":
                     clues[r, c] = UNKNOWN
                 elif formats.is_number(tok):
-                    clues[r, c] = int(tok)
+                    clues[r, c] = _clue_number(tok, clues.size, source=source, line=r + 2)
                 elif tok != "-":
                     raise ParseError(f"janko nurikabe problem cell {tok!r}: expected a number, "
                                      "'-' or '?'", source=source, line=r + 2)

@@ -95,6 +95,9 @@ class ShakashakaCodec(BlackCellCodec):
 
     def parse_grid(self, lines, *, source=None, first_line=1):
         blocks = cell_rows(lines, first_line=first_line)
+        if not blocks:  # the type line alone: said, not an IndexError on blocks[0]
+            raise ParseError("shakashaka grid: expected grid lines", source=source,
+                             line=first_line)
         if len(blocks) > 2:
             raise ParseError(f"a shakashaka grid is a clue grid and an optional answer grid, found "
                              f"{len(blocks)} blocks separated by blank lines", source=source,

@@ -154,6 +154,9 @@ class SudokuCodec(GridCodec):
         for r, row in enumerate(givens):
             for c, tok in enumerate(row):
                 if formats.is_number(tok):
+                    if int(tok) > n:  # here, with its line: a long one does not fit int16
+                        raise ParseError(f"sudoku given {tok} is outside 1..{n}", source=source,
+                                         line=p.first_line + r)
                     clues[r, c] = int(tok)
                 elif tok == "-":
                     raise ParseError("a '?' given cannot be used", source=source,
