@@ -74,9 +74,12 @@ class _Group(TyperGroup):
             if _says():
                 err_console.print(f"[bold red]error:[/] {esc(e)}", highlight=False,
                                   soft_wrap=True)
-                if e.hint:
-                    err_console.print(f"[dim]hint:[/] {esc(e.hint)}", highlight=False,
-                                      soft_wrap=True)
+                # every mistake has a hint (README): one raised without its own points at
+                # the command's --help, as the option parser's mistakes do
+                where = " ".join(filter(None, (ctx.command_path, ctx.invoked_subcommand)))
+                hint = e.hint or f"{where} --help says what it takes"
+                err_console.print(f"[dim]hint:[/] {esc(hint)}", highlight=False,
+                                  soft_wrap=True)
             raise typer.Exit(e.exit_code)
         except KeyboardInterrupt:
             if _says():

@@ -250,6 +250,22 @@ def test_an_option_the_parser_refuses_is_one_error_line_with_a_hint(argv, says, 
     assert r.stderr.splitlines() == [f"error: {says}", f"hint: {where} --help says what it takes"]
 
 
+@pytest.mark.parametrize("argv, says", [
+    (["solve", "x.txt", "--perturb", "q"], "--perturb 'q': expected z, y, both or init"),
+    (["solve", "x.txt", "--time-limit", "-1"], "--time-limit -1.0: expected seconds >= 0"),
+    (["eval", "--halt", "2"], "--halt 2: expected a probability strictly between 0 and 1"),
+])
+def test_a_value_out_of_range_is_one_error_line_with_a_hint(argv, says):
+    """A value the command itself refuses (not the parser) came as the `error:` line alone:
+    the README promises a `hint:` line too; without one of its own, the command's --help."""
+    r = subprocess.run([sys.executable, "-m", "ptrm_cli", *argv], capture_output=True,
+                       text=True, timeout=120, stdin=subprocess.DEVNULL)
+    lines = r.stderr.splitlines()
+    assert r.returncode == 2 and r.stdout == "", r.stderr
+    assert len(lines) == 2 and lines[0].startswith(f"error: {says}"), r.stderr
+    assert lines[1].startswith("hint: "), r.stderr
+
+
 def test_ptrm_alone_still_shows_its_help():
     r = subprocess.run([sys.executable, "-m", "ptrm_cli"], capture_output=True, text=True,
                        timeout=120)
