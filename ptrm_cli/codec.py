@@ -760,9 +760,18 @@ def _detect(text: str, source: str | None) -> tuple[Codec, bool]:
     if len(candidates) == 1:
         return candidates[0], True
     if not candidates:
+        # "sudoku:", "# sudoku", "type: sudoku", "sudoku 9x9": a type named, but not alone
+        mentioned = [name for name in _load() if re.search(rf"(?<![\w-]){re.escape(name)}"
+                                                            rf"(?![\w-])", lines[0].lower())]
+        if len(lines) > 1 and mentioned:
+            raise ParseError(f"the first line {lines[0]!r} mentions the type {mentioned[0]}, "
+                             "but a type line holds the name alone", source=source, line=1,
+                             hint=f"make the first line `{mentioned[0]}`, or pass --codec "
+                                  f"{mentioned[0]}")
         if len(lines) > 1 and re.fullmatch(r"[a-z][a-z0-9_-]{2,}", lines[0].lower()):
             raise ParseError(f"the first line names the type {lines[0]!r}, which no installed "
-                             f"codec reads (installed: {', '.join(_load())})", source=source,
+                             f"codec reads (installed: {', '.join(_load())})"
+                             f"{did_you_mean([lines[0]], list(_load()))}", source=source,
                              line=1, hint=_broken_plugin(lines[0])
                              or "install its plugin (docs/PLUGINS.md), or pass --codec TYPE")
         # a grid whose type's sniff does not claim it (a lightup grid is a nurikabe grid too):

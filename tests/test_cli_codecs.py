@@ -228,6 +228,13 @@ def test_dev_without_a_type_has_a_hint():
     ("hello world", ParseError, "cannot tell the puzzle type"),
     # a type named on the first line that no codec reads: said so, not "names the type"
     ("hitori\n1 2 3\n2 3 1\n", ParseError, "names the type 'hitori', which no installed"),
+    # a misspelt one is offered the installed type it is closest to
+    ("suduko\n1 2 3\n2 3 1\n", ParseError, r"'suduko', which no .*\(did you mean sudoku\?\)"),
+    # and a line that names an installed type, but not alone: "cannot tell the puzzle type"
+    ("sudoku:\n1 2 . 4\n. 4 1 2\n", ParseError, "'sudoku:' mentions the type sudoku, but a "
+                                                 "type line holds the name alone"),
+    ("# sudoku 9x9\n1 2 . 4\n. 4 1 2\n", ParseError, "mentions the type sudoku"),
+    ("type: lightup\n. 1\n. .\n", ParseError, "mentions the type lightup"),
     ("https://puzz.link/p?pzprv3", ParseError, "pzprv3 URL ends before the puzzle type"),
 ])
 def test_detect_rejects_bad_text_clearly(text, error, match):
@@ -243,6 +250,10 @@ def test_detect_rejects_bad_text_clearly(text, error, match):
     ("https://puzz.link/p?sudoku/0/0/", ParseError, "out of range"),
     ("https://puzz.link/p?sudoku/9/9/-zz", ParseError, "-zz"),  # a malformed body
     ("https://puzz.link/p?sudoku/9/9/.zzzz", ParseError, "'\\?' given"),
+    # a tracker or an anchor copied with the link: said as such, not as bad body characters
+    ("https://puzz.link/p?sudoku/4/4/g1h2&fbclid=Iw1", ParseError, "after the puzzle: '&fbclid"),
+    ("https://puzz.link/p?sudoku/4/4/g1h2?utm_source=x", ParseError, "after the puzzle: '\\?utm"),
+    ("https://puzz.link/p?sudoku/4/4/g1h2/#top", ParseError, "after the puzzle: '#top'"),
     ("https://puzz.link/p?nosuchtype/9/9/abc", CodecNotFound, "installed codecs: .*sudoku"),
     ("", ParseError, "empty input"),
 ])

@@ -47,7 +47,14 @@ def parse_url(text: str, *, source: str | None = None) -> Url:
     if not m:
         raise ParseError(f"not a puzz.link URL: {text.strip()[:80]!r}", source=source,
                          hint="expected https://puzz.link/p?<type>/<cols>/<rows>/<body>")
-    parts = m.group("rest").split("/")
+    rest = m.group("rest")
+    # a link copied from a page or a message may carry an anchor or a tracker ('#top',
+    # '&fbclid=...', '?utm_source=...'): said as such, not as body characters a type rejects
+    extra = re.search(r"#|[&?][\w.-]*=", rest)
+    if extra:
+        raise ParseError(f"puzz.link URL has text after the puzzle: {rest[extra.start():]!r}",
+                         source=source, hint="remove it: the puzzle's URL ends before it")
+    parts = rest.split("/")
     if parts and parts[-1] == "":  # one trailing empty segment, written after bodies like "...."
         parts.pop()
     urlid, parts = parts[0], parts[1:]
