@@ -4,15 +4,19 @@ traceback, and what was saved before stays usable."""
 
 from __future__ import annotations
 
+import io
 import json
+import os
 import re
 import shutil
+import signal
+import sys
 from pathlib import Path
 
 import pytest
 
 from ptrm_cli.engine.sudoku4 import write_sudoku4
-from ptrm_cli.engine.train import load_config, train
+from ptrm_cli.engine.train import Stop, load_config, train
 from ptrm_cli.engine.train_config import check_config
 from ptrm_cli.errors import PtrmError
 
@@ -389,3 +393,57 @@ def test_a_training_split_the_dataset_lacks_has_a_hint(sudoku4, tmp_path):
     doc["data"]["train_split"] = "xyz"
     with pytest.raises(PtrmError, match=r"has splits train, val$"):
         train(None, base=doc)
+
+
+class _ReaderGone(io.TextIOBase):
+    """stderr once the pipe's reader went away."""
+
+    def write(self, text):
+        raise BrokenPipeError(32, "Broken pipe")
+
+
+@pytest.mark.parametrize("ctrl_c", [True, False], ids=["ctrl-c", "reader-gone"])
+def test_a_console_whose_reader_went_away_stops_with_a_checkpoint(
+        sudoku4, reference_run, tmp_path, monkeypatch, ctrl_c):
+    """`ptrm train c.yaml 2>&1 | tee log`, then Ctrl-C: tee died of it, and the trainer's
+    "stopping after this step" message (or, with `| head`, its next log line) found no reader:
+    the run ended at once (exit 141) with nothing saved since the last checkpoint. Now it
+    stops as on Ctrl-C, with a checkpoint, and resumes exactly."""
+    from ptrm_cli import console
+
+    monkeypatch.setattr(console, "silence_stdout", lambda: None)  # pytest's own stdout
+    monkeypatch.setattr(console.err_console, "quiet", False)      # put back by undo()
+    run = tmp_path / "run"
+
+    def gone_at_5(trainer):
+        if trainer.step == 5:
+            monkeypatch.setattr(sys, "stderr", _ReaderGone())
+            if ctrl_c:
+                os.kill(os.getpid(), signal.SIGINT)
+
+    with pytest.raises(Stop):
+        train(None, base=config(run, sudoku4, log={"progress": "lines"}), on_step=gone_at_5)
+    monkeypatch.undo()
+    # Ctrl-C: at the end of that step; a reader gone alone: at the end of the step whose log
+    # line found it gone (every 2)
+    assert (run / "checkpoints" / "last").resolve().name == ("step_5" if ctrl_c else "step_6")
+    assert train(None, base=config(run, sudoku4), resume=True)["step"] == 12
+    assert_same_state(final_state(run), final_state(reference_run))
+
+
+def test_a_diverged_run_is_said_once_and_its_log_stays_json(sudoku4, tmp_path, capsys):
+    """lr 1e9: the loss went NaN by step 2 and the run trained on without a word, its log.jsonl
+    lines holding `NaN`, which is not JSON (jq, JSON.parse and Python's strict mode refuse)."""
+    run = tmp_path / "run"
+    doc = config(run, sudoku4, train={"lr": 1e9, "lr_warmup_steps": 1},
+                 log={"progress": "lines"})
+    train(None, base=doc)
+    said = capsys.readouterr().err
+    assert said.count("the training loss is nan") == 1 and "lower train.lr" in said
+
+    def strict(token):
+        raise ValueError(f"not JSON: {token}")
+
+    lines = [json.loads(line, parse_constant=strict)
+             for line in (run / "log.jsonl").read_text().splitlines()]
+    assert any(r["event"] == "train" and r["loss"] is None for r in lines)

@@ -4,6 +4,8 @@ log) and the console."""
 from __future__ import annotations
 
 import json
+import math
+import signal
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -31,11 +33,12 @@ class Reporter:
         self.progress = None
         self.task = None
         self.t_start = time.time()
+        self.diverged = False   # said once: the loss is no longer finite
 
     def _write(self, rec: dict) -> None:
         if not self.enabled:
             return
-        rec = {"time": round(time.time(), 3), **rec}
+        rec = {"time": round(time.time(), 3), **_finite(rec)}
         with open(self.path, "a") as f:
             f.write(json.dumps(rec, default=_json_default) + "\n")
 
@@ -74,6 +77,11 @@ class Reporter:
             self.progress.update(self.task, info=info)
         elif self.mode == "lines":
             self._say(f"step {step}/{self.tr.total_steps} lr {extra['lr']:.2e} {info}")
+        if not math.isfinite(m["loss"]) and not self.diverged:  # it trained on, silently
+            self.diverged = True
+            self._say(f"[yellow]warning:[/] the training loss is {m['loss']} at step {step}: "
+                      "the run diverged, and what it trains and saves from here is not a "
+                      "model (lower train.lr, or raise train.lr_warmup_steps)")
 
     def eval(self, step: int, m: dict, best: dict | None) -> None:
         self._write({"event": "eval", "step": step, **m, "best": best})
@@ -84,8 +92,18 @@ class Reporter:
     def _say(self, text: str) -> None:
         if self.mode == "none":
             return
-        (self.progress.console if self.progress is not None else self.console).print(
-            text, highlight=False)
+        try:
+            (self.progress.console if self.progress is not None else self.console).print(
+                text, highlight=False)
+        except SystemExit as e:  # the console's reader went away (`| head`, a `| tee` that
+            from ..console import EXIT_BROKEN_PIPE  # a Ctrl-C ended): it ended the run unsaved
+
+            if e.code != EXIT_BROKEN_PIPE:
+                raise
+            # stop as on SIGINT: a checkpoint at the end of this step; log.jsonl keeps the rest
+            self.mode = "none"
+            if self.tr._stop_signal is None:
+                self.tr._stop_signal = signal.SIGPIPE
 
     def close(self) -> None:
         if self.progress is not None:
@@ -113,11 +131,23 @@ def _start_line(f: dict) -> str:
             f"{cfg['train']['global_batch_size']:,}; writing {esc(cfg['run_dir'])}{compiling}")
 
 
+def _finite(o):
+    """NaN and infinities as null: json.dumps writes them as `NaN`, which is not JSON (jq and
+    JSON.parse refused every line of a run whose loss diverged)."""
+    if isinstance(o, float) and not math.isfinite(o):
+        return None
+    if isinstance(o, dict):
+        return {k: _finite(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [_finite(v) for v in o]
+    return o
+
+
 def _json_default(o):
     if isinstance(o, (np.integer,)):
         return int(o)
     if isinstance(o, (np.floating,)):
-        return float(o)
+        return _finite(float(o))
     if isinstance(o, Path):
         return str(o)
     return str(o)

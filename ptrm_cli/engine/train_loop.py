@@ -619,8 +619,12 @@ class Trainer:
                 raise KeyboardInterrupt
             self._stop_signal = signum
             if self.dist.main:
-                print(f"\n{signal.Signals(signum).name}: stopping after this step and saving "
-                      "a checkpoint (Ctrl-C again to abort without saving)", file=sys.stderr)
+                try:  # stderr's reader may be gone: `2>&1 | tee log` loses tee to this Ctrl-C
+                    print(f"\n{signal.Signals(signum).name}: stopping after this step and "
+                          "saving a checkpoint (Ctrl-C again to abort without saving)",
+                          file=sys.stderr)
+                except OSError:  # raised here, it ended the run with nothing saved
+                    pass
 
         # a signal ignored when we start stays ignored: a script's background job (`ptrm train
         # &`) ignores SIGINT, and a Ctrl-C meant for its foreground must not stop the run
