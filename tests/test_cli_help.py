@@ -38,6 +38,10 @@ def test_every_command_has_help(command):
         assert "--workers, and an interrupted run" in result.output
     # typer 0.29 labelled flags "<bool>" and repeatable options "<list[str]>" (app._shown_type)
     assert "<bool>" not in result.output and "<list[" not in result.output
+    # arguments in capitals, as the README and the examples write them (typer 0.29 showed the
+    # parameter's own name: "ptrm solve [OPTIONS] {input}")
+    usage = next(ln for ln in result.output.splitlines() if "Usage:" in ln)
+    assert not any(ch.islower() for ch in usage.split("[OPTIONS]", 1)[1]), usage
 
 
 @pytest.mark.parametrize("command", COMMANDS)

@@ -26,7 +26,7 @@ ARC_OPTIONS = {"sources", "out", "seed", "augment", "test_set", "dry_run", "as_j
 
 def build_data(
     ctx: typer.Context,
-    sources: list[Path] = typer.Argument(..., show_default=False, help=(
+    sources: list[Path] = typer.Argument(..., metavar="SOURCE", show_default=False, help=(
         "Source folders or files: PPBench JSONL (golden_300.jsonl, full_dataset.jsonl), "
         "ptrm records (.jsonl), janko JSON, one-line sudoku lists (.txt), Sudoku-Extreme and "
         "Maze-Hard CSV (.csv). A folder is read file by file; files named golden* form the golden split.")),

@@ -111,7 +111,7 @@ def _import_hint(e: PtrmError, config: Path | None) -> str:
 
 
 def convert(
-    step_file: Path = typer.Argument(..., help="Official TRM checkpoint file (step_N)."),
+    step_file: Path = typer.Argument(..., metavar="STEP_FILE", help="Official TRM checkpoint file (step_N)."),
     out: Path = typer.Option(..., "--out", "-o", help="Checkpoint directory to write."),
     config: Path = typer.Option(None, "--config",
                                 help="The run's all_config.yaml (default: the one next to "

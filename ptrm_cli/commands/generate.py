@@ -59,7 +59,7 @@ def _example(gen, typed: str) -> str:
 
 
 def generate(
-    type: str = typer.Argument(..., help=f"Puzzle type: {', '.join(MODULES)}."),
+    type: str = typer.Argument(..., metavar="TYPE", help=f"Puzzle type: {', '.join(MODULES)}."),
     n: int = typer.Option(..., "--n", min=1, help="How many puzzles (indices 0..N-1)."),
     out: str = typer.Option(..., "--out", "-o", help="JSONL file to write; an existing file "
                                                      "from the same run is resumed."),

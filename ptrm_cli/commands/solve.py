@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
 
 def solve(
-    input: str = typer.Argument(..., help="Puzzle file, puzz.link URL or pzprv3 text (as a "
+    input: str = typer.Argument(..., metavar="INPUT", help="Puzzle file, puzz.link URL or pzprv3 text (as a "
                                           "file or inline), a grid whose first line names its "
                                           "type, one JSON record, or - for stdin.",
                                 show_default=False),

@@ -14,7 +14,7 @@ from ..options import set_threads, threads_option
 
 
 def train(
-    config: str = typer.Argument(..., help="YAML config file (see examples/configs/)."),
+    config: str = typer.Argument(..., metavar="CONFIG", help="YAML config file (see examples/configs/)."),
     set_: list[str] = typer.Option([], "--set", "-s", metavar="KEY=VALUE",
                                    help="Override a config value, dotted and repeatable: "
                                         "--set train.lr=3e-4 --set data.path=data/ppbench"),
