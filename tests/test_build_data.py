@@ -50,7 +50,11 @@ def tree_bytes(root: Path) -> dict[str, bytes]:
 
 
 def enc_solution(obj) -> str:
-    raw = json.dumps(obj).encode()
+    return enc_text(json.dumps(obj))
+
+
+def enc_text(text: str | bytes) -> str:
+    raw = text.encode() if isinstance(text, str) else text
     return base64.b64encode(bytes(b ^ b"ppbench"[i % 7] for i, b in enumerate(raw))).decode()
 
 
@@ -478,6 +482,17 @@ def test_refuses_to_replace_a_folder_that_is_not_a_dataset(tmp_path):
 
 
 # -- bad input ----------------------------------------------------------------------------------
+
+def test_a_solution_nested_too_deep_is_a_malformed_record_not_a_crash():
+    """json.loads raises RecursionError on JSON nested deeper than Python's stack, which no
+    `except ValueError` caught: a record's solution_enc could end build-data with a traceback."""
+    from ptrm_codecs import formats
+    from ptrm_cli.errors import ParseError
+
+    for text in ("[" * 100_000, b"\xff\xfe"):  # too deep; and bytes that are no UTF-8
+        with pytest.raises(ParseError, match="solution_enc does not decode") as e:
+            formats.decode_solution({"solution_enc": enc_text(text)}, source="x.jsonl", line=3)
+        assert str(e.value).startswith("x.jsonl:3")
 
 def test_malformed_input_is_reported_and_counted(tmp_path):
     if not GOLDEN.is_file():

@@ -231,6 +231,7 @@ def test_rules_each_fire():
     ("pzprv3\nlightup\n1\n2\nx . \n", "expected a wall number"),
     ("lightup\n. . .\n. .\n", "expected 3 cells"),
     ("lightup\n. .\n\n. .\n", "one block"),
+    ("lightup\n", "input.txt:2: lightup grid: expected grid lines"),  # not "found 0 blocks"
 ])
 def test_bad_input_is_a_parse_error(text, match):
     with pytest.raises(ParseError, match=match) as err:

@@ -446,6 +446,8 @@ def test_bad_inputs(ckpt, sudoku, tmp_path):
     bad("solve", "puzz.link/p?sudoku", "-c", ckpt, match="has no <cols>/<rows> size")
     bad("solve", "https://puzz.link/p?nosuchtype/9/9/abc", "-c", ckpt, match="unknown puzzle type")
     bad("solve", good, "-c", ckpt, "--codec", "nosuchtype", match="unknown puzzle type")
+    # `--codec "$TYPE"` with TYPE unset: said, not read as "detect the type"
+    bad("solve", good, "-c", ckpt, "--codec", "", match="--codec '': expected a puzzle type")
     bad("solve", "-", "-c", ckpt, input='{"pid": "sudoku", "oops": 1', match="not valid JSON")
     bad("solve", "-", "-c", ckpt, input='{"oops": 1}', match="puzzle type")
     short = tmp_path / "short.txt"

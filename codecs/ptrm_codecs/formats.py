@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from urllib.parse import unquote
 
 from ptrm_cli.codec import size_name
-from ptrm_cli.errors import ParseError
+from ptrm_cli.errors import ParseError, load_json
 
 PUZZLINK = "https://puzz.link/p?"
 _B36 = "0123456789abcdefghijklmnopqrstuvwxyz"
@@ -418,8 +418,8 @@ def decode_solution(record: dict, *, source: str | None = None, line: int | None
     try:
         raw = base64.b64decode(enc)
         plain = bytes(b ^ _KEY[i % len(_KEY)] for i, b in enumerate(raw))
-        return json.loads(plain)
-    except (ValueError, json.JSONDecodeError) as e:
+        return load_json(plain.decode("utf-8"))
+    except (ValueError, json.JSONDecodeError) as e:  # UnicodeDecodeError is a ValueError
         raise ParseError(f"PPBench solution_enc does not decode: {e}", source=source, line=line) from None
 
 

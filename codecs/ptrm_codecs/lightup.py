@@ -220,6 +220,8 @@ class LightupCodec(BlackCellCodec):
 
     def parse_grid(self, lines, *, source=None, first_line=1):
         blocks = cell_rows(lines, first_line=first_line)
+        if not blocks:  # the type line alone: not "found 0 blocks separated by blank lines"
+            raise ParseError("lightup grid: expected grid lines", source=source, line=first_line)
         if len(blocks) != 1:
             raise ParseError(f"a lightup grid is one block of lines, found {len(blocks)} blocks "
                              "separated by blank lines", source=source, line=first_line)

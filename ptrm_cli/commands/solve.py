@@ -136,6 +136,10 @@ def solve(
         err_console.print("[yellow]warning:[/] --check-every applies to early stopping (--select "
                           "verified with --early-stop); ignored", highlight=False,
                           soft_wrap=True)
+    if codec is not None and not codec.strip():  # `--codec "$TYPE"` with TYPE unset
+        raise PtrmError("--codec '': expected a puzzle type",
+                        hint="`ptrm codecs` lists them; leave --codec out to read the type "
+                             "from the input")
     device = resolve_device(device)
     budget = solver.parse_memory(memory)
     arc = dict(K=K, D=D, sigma=sigma, perturb=perturb, seed=seed, views=views,
