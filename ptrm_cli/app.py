@@ -16,7 +16,7 @@ from typer.core import TyperArgument, TyperGroup, TyperOption
 from . import __version__
 from .commands import bench, build_data, codecs, convert, eval as eval_cmd, generate, solve, train
 from .console import EXIT_BROKEN_PIPE, err_console, esc, silence_stdout
-from .errors import PtrmError
+from .errors import PtrmError, help_hint
 from .workers import one_line_warning
 
 HELP = """\
@@ -77,7 +77,7 @@ class _Group(TyperGroup):
                 # every mistake has a hint (README): one raised without its own points at
                 # the command's --help, as the option parser's mistakes do
                 where = " ".join(filter(None, (ctx.command_path, ctx.invoked_subcommand)))
-                hint = e.hint or f"{where} --help says what it takes"
+                hint = e.hint or help_hint(where)
                 err_console.print(f"[dim]hint:[/] {esc(hint)}", highlight=False,
                                   soft_wrap=True)
             raise typer.Exit(e.exit_code)
@@ -105,8 +105,8 @@ def _usage_error(e) -> None:
         err_console.print(f"[bold red]error:[/] {esc(e.format_message())}", highlight=False,
                           soft_wrap=True)
         where = e.ctx.command_path if e.ctx is not None else "ptrm"
-        err_console.print(f"[dim]hint:[/] {esc(where)} --help says what it takes",
-                          highlight=False, soft_wrap=True)
+        err_console.print(f"[dim]hint:[/] {esc(help_hint(where))}", highlight=False,
+                          soft_wrap=True)
     raise typer.Exit(e.exit_code)
 
 

@@ -84,6 +84,11 @@ def build(sources: Iterable[str | Path], out: str | Path | None,
     if opts.train_puzzles is not None and opts.train_puzzles < 0:
         raise PtrmError(f"--train-puzzles must be 0 or more, not {opts.train_puzzles}",
                         hint="leave it out to keep every training puzzle")
+    for name, n in (("--limit", opts.limit), ("--subsample", opts.subsample)):
+        if n is not None and n < 1:  # 0 read no record, then blamed the sources for it
+            raise PtrmError(f"{name} must be 1 or more, not {n}",
+                            hint=f"{name} N reads N records of each non-golden file; leave it "
+                                 "out to read them all")
     if opts.val_keys and (both := opts.val_keys & opts.exclude_keys):  # said before reading,
         # not as validation puzzles "not among the sources" after decoding
         raise PtrmError(f"--val-from and --exclude share {len(both)} puzzle(s): a validation "
@@ -194,11 +199,12 @@ def build(sources: Iterable[str | Path], out: str | Path | None,
                      + _bundled_golden_hint())
     notes += _reading_notes(opts, kept_types, puzzles_count, ledger.dropped_table(),
                             types_chosen=types_chosen, family=fam_name)
-    for t in kept_types:  # (--train-puzzles 0 asks for no training puzzles: nothing to say)
+    for t in kept_types:  # (--train-puzzles 0 asks for no training puzzles: said below)
         if puzzles_count["train"].get(t, 0) == 0 and puzzles_count["val"].get(t, 0) > 0 \
                 and opts.train_puzzles != 0:
             notes.append(f"validation took every {t} puzzle ({puzzles_count['val'][t]}); train "
                          f"has none (lower --val-per-type)")
+    notes += _empty_train_note(opts, puzzles_count)
     result = BuildResult(out, kept_types, fam_name or "", counts, puzzles_count,
                          [f.summary() for f in files], ledger.dropped_table(),
                          ledger.messages(), notes, timings)
@@ -233,6 +239,18 @@ def build(sources: Iterable[str | Path], out: str | Path | None,
 
 
 # -- what only build() needs -------------------------------------------------------------------
+
+def _empty_train_note(opts: BuildOptions, puzzles: dict[str, dict[str, int]]) -> list[str]:
+    """A build with puzzles but an empty train split is written (a set to evaluate or select
+    on, as tdoku-tune is), but `ptrm train` refuses it: said now, not at the first run."""
+    if sum(puzzles["train"].values()) or not sum(puzzles["val"].values()) + \
+            sum(puzzles["golden"].values()):
+        return []
+    why = "--train-puzzles 0: " if opts.train_puzzles == 0 else ""
+    return [f"{why}the train split is empty, so `ptrm train` refuses this dataset as its "
+            "training data; `ptrm eval` reads its other splits, and a run can select on its "
+            "val split (data.val_path)"]
+
 
 def _reading_notes(opts: BuildOptions, types: list[str], puzzles: dict[str, dict[str, int]],
                    dropped: dict[str, dict[str, int]], *, types_chosen: bool,

@@ -53,6 +53,7 @@ def collect_sources(paths: Iterable[str | Path],
                             hint="a source folder's files named golden* are golden anyway")
         if not g.is_file():
             _not_a_file(g, "--golden")
+        _refuse_unreadable_golden(g)
         add(g, "golden")
     suff = src.suffixes()
     for p in paths:
@@ -80,6 +81,24 @@ def collect_sources(paths: Iterable[str | Path],
         if names[f.name] > 1:
             f.name = str(f.path)
     return out
+
+
+def _refuse_unreadable_golden(g: Path) -> None:
+    """A --golden file no reader takes would be a dropped row and a note, and the build would
+    go on with its puzzles free to land in train and val: the user named it to keep them out.
+    (A golden* file found in a source folder stays a note: nobody asked for it by name.)"""
+    if src.reader_for(g) is not None:
+        return
+    meant = [r for r in src.READERS.values()
+             if any(g.name.lower().endswith(s) for s in r.suffixes)]
+    raise PtrmError(f"--golden {g}: no reader recognises this file (kinds: "
+                    f"{', '.join(src.READERS)}), so its puzzles cannot be kept out of train "
+                    "and val",
+                    hint=f"a {g.suffix} file is read as "
+                         + " or ".join(r.description for r in meant) if meant else
+                         "a golden file is a puzzle source like any other, with a reader's "
+                         f"suffix ({', '.join(sorted(src.suffixes()))}); PPBench's is "
+                         "golden_300.jsonl")
 
 
 def _dataset_golden(p: Path) -> bool:

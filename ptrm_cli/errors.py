@@ -23,10 +23,18 @@ class UsageError(PtrmError, ValueError):
     which Python callers expect of a bad argument."""
 
 
-def plain_message(e: PtrmError) -> str:
-    """The error as a script without the CLI's console says it: "error: ..." and, when there
-    is one, "hint: ..." on the next line."""
-    return f"error: {e}" + (f"\nhint: {e.hint}" if e.hint else "")
+def help_hint(command: str) -> str:
+    """The hint of a mistake raised without one (README: every mistake has a hint): where
+    `command` says what it takes."""
+    return f"{command} --help says what it takes"
+
+
+def plain_message(e: PtrmError, command: str | None = None) -> str:
+    """The error as a script without the CLI's console says it: "error: ..." and "hint: ..."
+    on the next line, its own hint or, given the `command` the user ran, the one the CLI
+    gives (a `ptrm train --gpus N` rank speaks for `ptrm train`)."""
+    hint = e.hint or (help_hint(command) if command else None)
+    return f"error: {e}" + (f"\nhint: {hint}" if hint else "")
 
 
 class ParseError(PtrmError):

@@ -250,6 +250,16 @@ def test_limit_and_subsample_are_said(tmp_path):
     assert any(n.startswith("--subsample 30: a seeded random 30 records") for n in sampled.notes)
 
 
+@pytest.mark.parametrize("option", ["limit", "subsample"])
+def test_limit_or_subsample_of_zero_is_refused_up_front(tmp_path, option):
+    """--limit 0 read no record and then blamed the sources ("a file with only its
+    header?"): refused before reading, naming the option."""
+    (tmp_path / "pool.jsonl").write_text('{"pid": "sudoku"}\n')  # refused before reading
+    with pytest.raises(B.PtrmError, match=f"--{option} must be 1 or more, not 0") as e:
+        B.build([tmp_path / "pool.jsonl"], None, opts(**{option: 0}))
+    assert "leave it out to read them all" in e.value.hint
+
+
 def test_val_from_keeps_an_earlier_validation_split(tmp_path, pool_build):
     """--val-from: the earlier build's validation puzzles, and only they, are validation
     again - whatever the seed - and none of them (nor a symmetric copy) is in train."""
@@ -562,6 +572,38 @@ def test_a_golden_file_that_gives_no_puzzle_is_said_not_silent(tmp_path):
     assert not any("gave no golden puzzle" in n for n in r.notes), r.notes
     with pytest.raises(PtrmError, match="is a folder: name the golden file"):
         B.build([src], None, opts(types=("sudoku",), golden=(str(tmp_path),)))
+
+
+def test_a_golden_file_named_but_unreadable_is_an_error(tmp_path):
+    """`--golden golden.yaml` (a file no reader takes) was a note and exit 0: its puzzles were
+    free to land in train and val. Named with --golden, it is an error naming the file; a
+    golden* file found in a source folder stays a dropped row and a note."""
+    from typer.testing import CliRunner
+
+    from ptrm_cli.app import app
+    from ptrm_cli.errors import PtrmError
+
+    if "sudoku" not in installed():
+        pytest.skip("sudoku codec not installed")
+    folder = tmp_path / "src"
+    made = CliRunner().invoke(app, ["generate", "sudoku", "--n", "3", "--out",
+                                    str(folder / "s.jsonl"), "-q", "--workers", "1"])
+    assert made.exit_code == 0, made.output
+    yaml = tmp_path / "golden.yaml"
+    yaml.write_text("puzzles: []\n")
+    with pytest.raises(PtrmError, match=r"--golden .*golden\.yaml: no reader recognises") as e:
+        B.build([folder], None, opts(types=("sudoku",), golden=(str(yaml),)))
+    assert ".jsonl" in e.value.hint
+    foreign = folder / "golden_extra.json"  # a .json, but not janko's
+    foreign.write_text('{"puzzles": []}\n')
+    with pytest.raises(PtrmError, match="golden_extra.json: no reader") as e:
+        B.build([folder], None, opts(types=("sudoku",), golden=(str(foreign),)))
+    assert e.value.hint.startswith("a .json file is read as janko-style JSON")
+    out = CliRunner().invoke(app, ["build-data", str(folder), "--golden", str(yaml),
+                                   "--types", "sudoku", "--dry-run", "-j", "1"])
+    assert out.exit_code == 2 and "error: --golden" in out.output, out.output
+    r = B.build([folder], None, opts(types=("sudoku",), val_per_type=1))  # found, not named
+    assert any("golden_extra.json gave no golden puzzle" in n for n in r.notes), r.notes
 
 
 def test_a_built_dataset_as_a_source_points_at_its_puzzle_files(pool_build, tmp_path):

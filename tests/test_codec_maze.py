@@ -445,9 +445,25 @@ def test_generator_params_are_checked_before_any_work(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "error: maze: a 8x8 maze has 64 cells, too few for a path longer than 110 steps" \
         in err and "hint: lower -p min_path" in err and "Traceback" not in err
-    with pytest.raises(SystemExit) as e:  # argparse's usage error, exit status 2
-        main(["--n", "1", "--out", str(out), "-p", "walls_min=0.6", "-p", "walls_max=0.4"])
-    assert e.value.code == 2 and "walls_min <= walls_max" in capsys.readouterr().err
+    # a knob refused before any work: the same two lines (argparse's error() dropped the hint)
+    assert main(["--n", "1", "--out", str(out), "-p", "walls_min=0.6", "-p",
+                 "walls_max=0.4"]) == 2
+    err = capsys.readouterr().err
+    assert "error: maze: need 0 <= walls_min <= walls_max" in err and "\nhint: walls_min " in err
+
+
+def test_maze_main_gives_every_error_a_hint(tmp_path, capsys, monkeypatch):
+    """An error raised without a hint got no `hint:` line from `python -m
+    ptrm_cli.generate.maze`, where the CLI points at --help."""
+    import ptrm_cli.generate.runner as runner
+
+    def refused(*a, **k):
+        raise PtrmError("maze: refused")
+
+    monkeypatch.setattr(runner, "run", refused)
+    assert main(["--n", "1", "--out", str(tmp_path / "m.jsonl"), "--size", "12x12"]) == 2
+    assert capsys.readouterr().err == ("error: maze: refused\nhint: python -m "
+                                       "ptrm_cli.generate.maze --help says what it takes\n")
 
 
 # -- records whose `answer` grid is not one of small integers ---------------------------------

@@ -135,3 +135,28 @@ def test_a_signal_to_the_ptrm_process_reaches_the_launcher_once(tmp_path):
         assert log.read_text().splitlines()[1:] == [sig.name]  # forwarded, once
         time.sleep(0.2)
         assert not _alive(child) or Path(f"/proc/{child}/stat").read_text().split()[2] == "Z"
+
+
+def test_a_rank_gives_an_error_without_a_hint_the_clis_hint(tmp_path):
+    """`ptrm train --gpus N` ranks print their errors themselves (engine/train.py's main): one
+    raised without a hint had no `hint:` line there, where `ptrm train` alone points at its
+    --help. Now both say the same (errors.help_hint)."""
+    from ptrm_cli.engine.sudoku4 import write_sudoku4
+
+    data = write_sudoku4(tmp_path / "sudoku4")
+    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
+    args = ["train", str(REPO / "examples/configs/tiny-cpu.yaml"), "--set",
+            f"data.path={data}", "--set", f"run_dir={tmp_path / 'run'}", "--resume",
+            "--init-from", str(tmp_path / "other"), "--device", "cpu"]
+    said = []
+    for gpus in ([], ["--gpus", "2"]):
+        proc = subprocess.run([sys.executable, "-m", "ptrm_cli", *args, *gpus], env=env,
+                              capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 2, proc.stderr[-2000:]
+        lines = [ln for ln in proc.stderr.splitlines() if ln.startswith(("error:", "hint:"))]
+        said.append(lines)
+    # (the CLI names itself as run, `python -m ptrm_cli train` here; a rank, `ptrm train`)
+    assert said[0][0] == said[1][0], said
+    assert said[0][0].startswith("error: --resume and --init-from together")
+    assert said[0][1:] == ["hint: python -m ptrm_cli train --help says what it takes"]
+    assert said[1][1:] == ["hint: ptrm train --help says what it takes"]

@@ -268,17 +268,27 @@ def test_trm_build_counts_and_meta(trm_build):
     assert "whole sudoku group" in ds.meta["identity"]
 
 
-def test_a_validation_only_build_has_no_note_about_train(sudoku, tmp_path):
+def test_a_validation_only_build_says_train_will_refuse_it(sudoku, tmp_path):
     """--train-puzzles 0 (how tdoku-tune is built) asks for no training puzzles: the note that
-    "validation took every puzzle" (meant for a --val-per-type too large) was false there."""
+    "validation took every puzzle" (meant for a --val-per-type too large) was false there.
+    The empty train split was written without a word, and `ptrm train` refused it later:
+    now the build says so."""
     (tmp_path / "list.txt").write_text("\n".join(made_puzzles(6)) + "\n")
     kw = dict(types=None, family="sudoku-native", augment=1, val_per_type=3, workers=1)
     only_val = B.build([tmp_path / "list.txt"], tmp_path / "v",
                        B.BuildOptions(train_puzzles=0, **kw))
-    assert only_val.puzzles["val"] == {"sudoku": 3} and not only_val.notes
+    assert only_val.puzzles["val"] == {"sudoku": 3}
+    assert only_val.notes == [
+        "--train-puzzles 0: the train split is empty, so `ptrm train` refuses this dataset as "
+        "its training data; `ptrm eval` reads its other splits, and a run can select on its "
+        "val split (data.val_path)"]
     too_many = B.build([tmp_path / "list.txt"], tmp_path / "w",
                        B.BuildOptions(**{**kw, "val_per_type": 6}))
     assert any("validation took every sudoku puzzle" in n for n in too_many.notes)
+    assert any(n.startswith("the train split is empty, so `ptrm train` refuses")
+               for n in too_many.notes)
+    some = B.build([tmp_path / "list.txt"], None, B.BuildOptions(train_puzzles=1, **kw))
+    assert not any("train split is empty" in n for n in some.notes)
 
 
 def test_trm_build_rows_are_valid_images_of_their_puzzle(trm_build):

@@ -85,6 +85,37 @@ def test_a_newest_checkpoint_that_lost_a_file_is_refused_before_any_update(
     assert train(None, base=longer, resume=True)["step"] == 14
 
 
+def test_a_newest_checkpoint_that_does_not_read_names_the_older_one_that_does(
+        sudoku4, reference_run, tmp_path):
+    """--resume on a run whose newest checkpoint was cut short said only that its file was
+    corrupt, not that step_8 was whole nor how to continue from it (--resume takes the
+    newest). Now the hint names it and the move that lets --resume reach it."""
+    run = tmp_path / "run"
+    shutil.copytree(reference_run, run, symlinks=True)
+    ckpts = run / "checkpoints"
+    weights = ckpts / "step_12" / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:1000])
+    longer = config(run, sudoku4, train={"max_steps": 14})
+    with pytest.raises(PtrmError, match=r"step_12/model\.safetensors is corrupt") as e:
+        train(None, base=longer, resume=True)
+    assert e.value.hint.startswith("step_8 is the newest checkpoint that reads: move step_12 ")
+    assert e.value.hint.endswith("--resume to continue from step_8")
+    move = re.search(r"\((mkdir -p .*)\)", e.value.hint).group(1)
+    assert os.system(move) == 0                       # what the hint says
+    assert not (ckpts / "step_12").exists() and (run / "damaged_checkpoints" / "step_12").is_dir()
+    assert train(None, base=longer, resume=True)["step"] == 14
+
+    # an older checkpoint cut too: none to go back to, and none named
+    shutil.rmtree(run)
+    shutil.copytree(reference_run, run, symlinks=True)
+    weights.write_bytes(weights.read_bytes()[:1000])
+    moments = ckpts / "step_8" / "optimizer.safetensors"
+    moments.write_bytes(moments.read_bytes()[:-10])
+    with pytest.raises(PtrmError, match="is corrupt") as e:
+        train(None, base=longer, resume=True)
+    assert e.value.hint.startswith("no older checkpoint of this run reads")
+
+
 def test_a_run_folder_with_only_incomplete_checkpoints(sudoku4, reference_run, tmp_path):
     """Neither a resume (nothing complete) nor a new run (it would reach the old step_<N>
     folders and fail there) goes on in it."""

@@ -136,7 +136,6 @@ def build_data(
                         hint="--limit N reads each file's first N records, --subsample N a "
                              "seeded random N")
     for name, v in (("--val-per-type", val_per_type), ("--val-tapa", val_tapa),
-                    ("--limit", limit), ("--subsample", subsample),
                     ("--train-puzzles", train_puzzles), ("--workers", workers)):
         if v is not None and v < 0:
             raise PtrmError(f"{name} must be 0 or more, not {v}",

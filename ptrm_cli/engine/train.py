@@ -33,7 +33,7 @@ from pathlib import Path
 import torch.distributed as dist
 
 from ..atomic import exclusive
-from ..errors import PtrmError
+from ..errors import PtrmError, plain_message
 from . import distributed
 from .checkpoint import CONFIG as CKPT_CONFIG
 from .data import Dataset
@@ -134,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except PtrmError as e:
         if os.environ.get("RANK", "0") == "0":  # every rank hits the same config error
-            print(f"error: {e}" + (f"\nhint: {e.hint}" if e.hint else ""), file=sys.stderr)
+            print(plain_message(e, "ptrm train"), file=sys.stderr)  # as the CLI says it
         return e.exit_code
     return 0
 

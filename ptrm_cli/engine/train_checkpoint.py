@@ -23,6 +23,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import shutil
 import sys
 from pathlib import Path
@@ -35,7 +36,8 @@ from torch import Tensor
 
 from ..errors import PtrmError
 from .checkpoint import CONFIG as CKPT_CONFIG, WEIGHTS as CKPT_WEIGHTS, CheckpointError, \
-    checkpoint_inside, merge_trained_on, read_weights, save_checkpoint, write_failures
+    checkpoint_inside, merge_trained_on, read_config, read_weights, save_checkpoint, \
+    write_failures
 from .data import Dataset
 from .model import TRMConfig
 from .train_dist import check_replicas, gather_to_main
@@ -200,6 +202,54 @@ def latest_checkpoint(ckpt_dir: Path) -> Path:
         raise PtrmError(f"nothing to resume: {ckpt_dir} has no complete checkpoint",
                         hint="start without --resume")
     return found[-1][1]
+
+
+def restore_latest(tr: Trainer, *, exact: bool) -> None:
+    """`--resume`: restore the run's newest checkpoint. One whose files do not read (cut
+    short or damaged on the way between machines) stops the run; the hint names the newest
+    older one that reads and how to go on from it (--resume always takes the newest)."""
+    path = latest_checkpoint(tr.ckpt_dir)
+    try:
+        restore(tr, path, exact=exact)
+    except CheckpointError as e:
+        raise CheckpointError(str(e), hint=e.hint or _after_unreadable(tr.ckpt_dir, path)) \
+            from None
+
+
+def _after_unreadable(ckpt_dir: Path, bad: Path) -> str:
+    """Where a run whose newest checkpoint `bad` does not read can go on from: the newest
+    older checkpoint that reads, once every step folder after it is out of the way (a resume
+    from it would otherwise reach their steps and refuse to replace them)."""
+    m = re.fullmatch(r"step_(\d+)", bad.name)  # (`last` moved by hand: any other is older)
+    newest = int(m.group(1)) if m else float("inf")
+    good = next(((n, d) for n, d in reversed(checkpoints(ckpt_dir))
+                 if n < newest and d.resolve() != bad.resolve() and _reads(d)), None)
+    if good is None:
+        return ("no older checkpoint of this run reads either: copy the checkpoint again if it "
+                "came from another machine, or start again without --resume in another run_dir")
+    after = [d for n, d in step_folders(ckpt_dir) if n > good[0]]
+    aside = ckpt_dir.parent / "damaged_checkpoints"
+    move = shlex.join(["mv", *map(str, after), f"{aside}/"])
+    return (f"{good[1].name} is the newest checkpoint that reads: move "
+            f"{' and '.join(d.name for d in after)} out of {ckpt_dir} (mkdir -p "
+            f"{shlex.quote(str(aside))} && {move}), then run the same command with --resume to "
+            f"continue from {good[1].name}")
+
+
+def _reads(d: Path) -> bool:
+    """Whether a checkpoint folder's files open: its JSON parses and each safetensors file is
+    as long as its header says (a cut one is not). Reads headers only, not the tensors."""
+    from safetensors import SafetensorError, safe_open
+
+    try:
+        read_config(d)
+        _read_json(d / "train_state.json")
+        for f in d.glob("*.safetensors"):
+            with safe_open(str(f), "pt"):
+                pass
+    except (PtrmError, SafetensorError, OSError):
+        return False
+    return True
 
 
 def _refuse_incomplete_newest(ckpt_dir: Path, found: list[tuple[int, Path]]) -> None:
@@ -512,7 +562,8 @@ def _load_tensors(folder: Path, stem: str) -> dict[str, Tensor] | None:
         return None
     expected = re.fullmatch(rf"{re.escape(stem)}-\d+-of-(\d+)\.safetensors", files[0].name)
     if expected and int(expected.group(1)) != len(files):
-        raise PtrmError(f"{folder}: {stem} has {len(files)} of {expected.group(1)} shards")
+        raise CheckpointError(f"{folder}: {stem} has {len(files)} of {expected.group(1)} "
+                              "shards")
     out = {}
     for f in files:
         out.update(read_weights(f))
@@ -523,9 +574,9 @@ def _read_json(path: Path) -> dict:
     try:
         doc = json.loads(path.read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise PtrmError(f"{path}: unreadable ({e})") from None
+        raise CheckpointError(f"{path}: unreadable ({e})") from None
     if not isinstance(doc, dict):
-        raise PtrmError(f"{path}: expected a JSON object, found {type(doc).__name__}")
+        raise CheckpointError(f"{path}: expected a JSON object, found {type(doc).__name__}")
     return doc
 
 

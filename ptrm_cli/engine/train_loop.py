@@ -245,8 +245,7 @@ class Trainer:
         # warm start's checkpoints say it together with this run's own data
         self.inherited_trained_on: dict | None = None
         if resume:
-            train_checkpoint.restore(self, train_checkpoint.latest_checkpoint(self.ckpt_dir),
-                                     exact=not cfg.resume.weights_only)
+            train_checkpoint.restore_latest(self, exact=not cfg.resume.weights_only)
         else:
             # incomplete step_<N> folders count too: a new run would reach step N and fail
             if train_checkpoint.step_folders(self.ckpt_dir):

@@ -47,7 +47,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..codec import size_name
-from ..errors import PtrmError
+from ..errors import PtrmError, plain_message
 from .base import GenerationFailed, Generator, Instance, Knobs, do_not_apply, puzzle_rng
 
 WALL, FREE, START, GOAL, PATH = 1, 2, 3, 4, 5
@@ -445,17 +445,13 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError:
         ap.error("--size is ROWSxCOLS and --param KEY=NUMBER")
     knobs = Knobs(params=params)
-    try:
+    try:  # the user's to fix (a size, a knob, a min_path no layout reaches): no traceback
         gen.check_size(rows, cols)
         gen.check_params(knobs)
-    except PtrmError as e:
-        ap.error(str(e))
-    job = Job("maze", rows, cols, args.seed, knobs)
-    try:
-        summary = run(job, args.n, args.out, workers=args.workers or os.cpu_count() or 1,
-                      make=_work)
-    except PtrmError as e:  # the user's to fix (e.g. a min_path no layout reaches): no traceback
-        print(f"error: {e}" + (f"\nhint: {e.hint}" if e.hint else ""), file=sys.stderr)
+        summary = run(Job("maze", rows, cols, args.seed, knobs), args.n, args.out,
+                      workers=args.workers or os.cpu_count() or 1, make=_work)
+    except PtrmError as e:  # with its hint, or the CLI's (argparse's error() drops it)
+        print(plain_message(e, ap.prog), file=sys.stderr)
         return 2
     print(f"{args.out}: made {summary['made']} maze(s), {summary['present']} already there, "
           f"{summary['seconds']:.1f} s", file=sys.stderr)

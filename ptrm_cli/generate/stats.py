@@ -176,7 +176,7 @@ def main(argv=None) -> int:
     try:  # the user's to fix (a type, a size, a knob): one message, no traceback
         _report(args)
     except PtrmError as e:
-        print(plain_message(e), file=sys.stderr)
+        print(plain_message(e, ap.prog), file=sys.stderr)
         return 2
     return 0
 
