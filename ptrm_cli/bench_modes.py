@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from .bench_report import launched
 from .bench_setup import BenchOptions, Puzzles, log
 
 FAST_MODES = ("fast", "fast-autotune", "fast-step")
@@ -325,15 +326,19 @@ def _cpu_op_time(ev) -> float | None:
 # -- scaling over the launched GPUs ---------------------------------------------------------------
 
 def scaling(b: Bench) -> dict:
-    """The fast fixed run on 1, 2, 4, ... of the launched GPUs, each compared with one GPU."""
+    """The fast fixed run on 1, 2, 4, ... of the launched GPUs (or CPU processes), each
+    compared with one."""
+    def on(n: int) -> str:
+        return launched(n, b.device.type == "cpu")
+
     eng = b.fast_engine()
     P, peak, fixed_flops = b.P, b.peak, b.fixed_flops
     ns = sorted({n for n in (1, 2, 4, 8) if n <= b.world} | {b.world})
     rows, ref = [], None
     for n in ns:
-        log(f"scaling: {n} GPU(s): warm-up")
+        log(f"scaling: {on(n)}: warm-up")
         b.timed(lambda: b.fast_run(eng, 2, participants=n))
-        log(f"scaling: {n} GPU(s): timed run")
+        log(f"scaling: {on(n)}: timed run")
         res, t, mem = b.timed(lambda: b.fast_run(eng, b.o.D, participants=n))
         if ref is None:
             ref = res
@@ -344,7 +349,7 @@ def scaling(b: Bench) -> dict:
                      "efficiency": (rows[0]["time_s"] / (n * t)) if rows else 1.0,
                      "identical_to_1_gpu": agree["rollouts_identical"] == 1.0
                      and agree["q_identical"] == 1.0, "agreement_with_1_gpu": agree})
-        log(f"scaling: {n} GPU(s): {1e3 * t / P:.1f} ms/puzzle, efficiency "
+        log(f"scaling: {on(n)}: {1e3 * t / P:.1f} ms/puzzle, efficiency "
             f"{rows[-1]['efficiency']:.2f}, identical {rows[-1]['identical_to_1_gpu']}")
     return {"rows": rows}
 

@@ -18,6 +18,17 @@ def device_desc(device: torch.device) -> str:
     return f"cpu ({platform.processor() or platform.machine()}, {os.cpu_count()} cores)"
 
 
+def on_cpu(desc: str) -> bool:
+    """Whether a report's device (`device_desc`) is the CPU."""
+    return desc.startswith("cpu")
+
+
+def launched(n: int, cpu: bool) -> str:
+    """What n ranks of a launch are, in words: `--gpus N --device cpu` runs N CPU processes,
+    which "N GPU(s)" misnamed."""
+    return f"{n} CPU process(es)" if cpu else f"{n} GPU(s)"
+
+
 def jsonable(x):
     """json.dumps' `default`: numpy scalars and arrays, tensors, anything else as its str."""
     if isinstance(x, (np.integer,)):
@@ -143,13 +154,16 @@ def table(r: dict) -> str:
                 lines.append(f"  {k['time_us'] / 1e3:8.2f} ms {k['calls']:5d}x  {k['kind']:<20} "
                              f"{k['name'][:70]}")
     if "scaling" in r:
+        cpu = on_cpu(r["device"])
         if r["world_size"] == 1:
-            lines.append("scaling: one process, one device; launch on several GPUs "
-                         "(--gpus N) to measure how the time divides")
-        for s in r["scaling"]["rows"]:
-            lines.append(f"scaling {s['gpus']} GPU(s): {s['ms_per_puzzle']:.1f} ms/puzzle, "
-                         f"{tf(s['tflops'])} TFLOP/s, efficiency {100 * s['efficiency']:.0f}%, "
-                         f"identical to 1 GPU: {s['identical_to_1_gpu']}")
+            lines.append("scaling: one process, one device; launch on several "
+                         + ("processes (--gpus N with --device cpu)" if cpu else
+                            "GPUs (--gpus N)") + " to measure how the time divides")
+        for s in r["scaling"]["rows"]:  # the JSON keys say gpus whatever the device
+            lines.append(f"scaling {launched(s['gpus'], cpu)}: {s['ms_per_puzzle']:.1f} "
+                         f"ms/puzzle, {tf(s['tflops'])} TFLOP/s, efficiency "
+                         f"{100 * s['efficiency']:.0f}%, identical to {launched(1, cpu)}: "
+                         f"{s['identical_to_1_gpu']}")
     return "\n".join(lines)
 
 

@@ -5,8 +5,10 @@ seed), each minutes to hours on a large split. After each one, `run_eval` record
 `OUT/partial.json` (atomically); `ptrm eval --resume` with the same `--out` reads them back and
 runs only the missing ones. A run is identified by its own parameters (depth, or sigma and
 seed) under a fingerprint of what every run shares (the weights, model, puzzles, K, D,
-perturbation, halting), so a resumed command may also ask for more seeds or sigmas than the first.
-The file goes away once the report is written.
+perturbation, halting, and on a CPU torch's thread count), so a resumed command may also ask for
+more seeds or sigmas than the first. The file goes away once the report is written; the report
+holds the same fingerprint (`report_fingerprint`), so `--resume` of a finished evaluation can
+tell that nothing is left to run.
 
 `weights_sha256` is also what a report records of its weights (`model.weights_sha256`), so that
 `--merge` and `--sigma-from` can tell two checkpoints apart where their paths cannot: seeds run
@@ -25,6 +27,8 @@ from .errors import PtrmError
 
 FORMAT = "ptrm-eval-partial/1"
 NAME = "partial.json"
+#: the fingerprint's thread count, named as a report's provenance names it
+THREADS = "cpu_threads"
 
 
 class SavedRuns:
@@ -50,6 +54,9 @@ class SavedRuns:
                 hint = ("its runs summed RMSNorm by a reduction (saved before the fixed order "
                         "became the default on 2026-11-28, or with --no-exact): add "
                         f"--no-exact to resume them; or {hint}")
+            elif len(different) == 1 and _differs(THREADS, saved["fingerprint"].get(THREADS),
+                                                  fingerprint.get(THREADS)):
+                hint = f"--threads {saved['fingerprint'][THREADS]} resumes them; or {hint}"
             raise PtrmError(f"{path} holds runs of another evaluation (different "
                             f"{'; '.join(different)})", hint=hint)
         self.runs = saved["runs"]
@@ -75,12 +82,21 @@ class SavedRuns:
             self.path.unlink(missing_ok=True)
 
 
-def differences(saved: dict, fingerprint: dict, n_puzzles: int | None) -> list[str]:
-    """What differs between saved partial results and the evaluation `fingerprint` names, one
-    entry a setting ("K: 6 in the saved runs, 2 now")."""
-    return [_puzzles_difference(saved.get("n_puzzles"), n_puzzles) if k == "puzzles"
-            else _difference(k, saved["fingerprint"].get(k), fingerprint[k])
-            for k in fingerprint if saved["fingerprint"].get(k) != fingerprint[k]]
+def differences(saved: dict, fingerprint: dict, n_puzzles: int | None,
+                where: str = "the saved runs") -> list[str]:
+    """What differs between saved partial results (or a report: `where` says which) and the
+    evaluation `fingerprint` names, one entry a setting ("K: 6 in the saved runs, 2 now")."""
+    return [_puzzles_difference(saved.get("n_puzzles"), n_puzzles, where) if k == "puzzles"
+            else _difference(k, saved["fingerprint"].get(k), fingerprint[k], where)
+            for k in fingerprint if _differs(k, saved["fingerprint"].get(k), fingerprint[k])]
+
+
+def _differs(key: str, saved, now) -> bool:
+    """Whether one fingerprint entry differs. The thread count only where both sides ran on a
+    CPU: a GPU's results do not depend on it, and files from before it was kept have none."""
+    if key == THREADS and (saved is None or now is None):
+        return False
+    return saved != now
 
 
 def other_runs(path: Path, fingerprint: dict, n_puzzles: int | None) -> tuple[int, list[str]]:
@@ -124,34 +140,53 @@ def setting_text(value) -> str:
     return "not set" if value is None else str(value)
 
 
-def _difference(key: str, saved, now) -> str:
+def _difference(key: str, saved, now, where: str = "the saved runs") -> str:
     """One differing fingerprint entry, for the error: settings with their two values."""
     if key in ("weights", "model", "puzzles"):  # digests and configs: the name says enough
         return key
-    return f"{key}: {setting_text(saved)} in the saved runs, {setting_text(now)} now"
+    return f"{key}: {setting_text(saved)} in {where}, {setting_text(now)} now"
 
 
-def _puzzles_difference(saved: int | None, now: int | None) -> str:
+def _puzzles_difference(saved: int | None, now: int | None,
+                        where: str = "the saved runs") -> str:
     """The puzzles differ (their digest does): say how many each side has, where known."""
     if saved is None or now is None:  # a file from before the count was kept
         return "puzzles"
     if saved == now:
         return f"puzzles: {now} in both, not the same ones"
-    return f"puzzles: {saved} in the saved runs, {now} now"
+    return f"puzzles: {saved} in {where}, {now} now"
 
 
 def fingerprint(checkpoint: str, model_config: dict, keys: list, K: int, D: int,
                 perturb: str, draws: int, halt: float | None = None,
-                exact: bool = False) -> dict:
-    """What every saved run of one evaluation shares."""
-    digest = hashlib.sha256(json.dumps(keys).encode()).hexdigest()
+                exact: bool = False, threads: int | None = None) -> dict:
+    """What every saved run of one evaluation shares. `threads`: torch's CPU threads of a CPU
+    evaluation (None on a GPU), whose sums, and so results, change with the count."""
     # the weights' content, not the path: `ptrm train` replaces `last` and `best` in place, and
     # a moving `checkpoints/best` link points at new weights under the same name
-    return {"weights": weights_sha256(checkpoint), "model": model_config,
-            "puzzles": digest,
+    return _fingerprint(weights_sha256(checkpoint), model_config, keys, K, D, perturb, draws,
+                        halt, exact, threads)
+
+
+def report_fingerprint(report: dict) -> dict:
+    """The fingerprint of the evaluation a finished report.json holds (raises KeyError or
+    TypeError for a report without what it needs: an ARC one, or one from an older version)."""
+    s = report["settings"]
+    on_cpu = report["device"] == "cpu"  # evaluate.provenance: a GPU is named "cuda:N (...)"
+    return _fingerprint(report["model"]["weights_sha256"], report["model"]["config"],
+                        report["split"]["keys"], s["K"], s["D"], s["perturb"], s["width_draws"],
+                        s.get("halt"), bool(s.get("exact")),
+                        report["cpu_threads"] if on_cpu else None)
+
+
+def _fingerprint(weights: str, model_config: dict, keys: list, K: int, D: int, perturb: str,
+                 draws: int, halt: float | None, exact: bool, threads: int | None) -> dict:
+    digest = hashlib.sha256(json.dumps(keys).encode()).hexdigest()
+    return {"weights": weights, "model": model_config, "puzzles": digest,
             "K": K, "D": D, "perturb": perturb, "width_draws": draws,
             "halt": halt,  # None matches a file written before --halt existed
-            "exact": exact or None}  # and before --exact
+            "exact": exact or None,  # and before --exact
+            THREADS: threads}  # compared only where both are set (`_differs`)
 
 
 def weights_sha256(checkpoint: str | Path) -> str:

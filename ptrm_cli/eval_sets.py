@@ -257,6 +257,24 @@ def load_source_file(path: Path, loaded: LoadedModel, *, limit: int | None = Non
                    verifiers, skipped=skipped, unusable=unusable, sampled=sampled)
 
 
+def _same_vocab(loaded: LoadedModel, vocab, path: Path) -> None:
+    """The dataset's token table must be the checkpoint's: a model reads one vocabulary. The
+    hint says which checkpoint or dataset would match (the app's generic one said nothing)."""
+    from .errors import VocabError
+
+    try:
+        loaded.vocab.check_same(vocab, what=f"checkpoint {loaded.path}",
+                                other_what=f"dataset {path}")
+    except VocabError as e:
+        mine, theirs = loaded.vocab.family, vocab.family
+        hint = (f"evaluate a checkpoint trained on {theirs!r} data (-c), or this model on a "
+                f"{mine!r} dataset (the one it trained on; `ptrm build-data --family {mine}` "
+                "builds one)" if mine != theirs else
+                f"two versions of the {mine!r} token table: evaluate this model on the dataset "
+                "it trained on, or a checkpoint trained on this dataset (-c)")
+        raise VocabError(str(e), hint=e.hint or hint) from None
+
+
 def load_dataset_split(path: Path, split: str | None, loaded: LoadedModel, *,
                        limit: int | None = None, types: list[str] | None = None) -> EvalSet:
     """A split of a `ptrm build-data` dataset; rows of types without an installed codec are
@@ -277,8 +295,7 @@ def load_dataset_split(path: Path, split: str | None, loaded: LoadedModel, *,
                             hint="--split NAME --data DIR")
     ds = load_dataset(path, splits=[split])
     adopt_vocab(loaded, ds.vocab)  # an official step_N file reads the dataset's token table
-    loaded.vocab.check_same(ds.vocab, what=f"checkpoint {loaded.path}",
-                            other_what=f"dataset {path}")
+    _same_vocab(loaded, ds.vocab, path)
     if ds.seq_len != loaded.config.seq_len:
         raise PtrmError(f"dataset {path} has sequences of {ds.seq_len} tokens, the model reads "
                         f"{loaded.config.seq_len}")

@@ -178,7 +178,10 @@ def test_scaling_alone_on_one_process_prints_its_row_and_says_why_it_is_one():
     was skipped for want of other modes."""
     r = CliRunner().invoke(app, [*BENCH[:-1], "scaling", "--split", "random"])
     assert r.exit_code == 0, r.output
-    assert "scaling 1 GPU(s):" in r.stdout and "one process, one device" in r.stdout
+    # on the CPU (`--gpus N --device cpu` launches N CPU processes), not "GPU(s)"
+    assert "scaling 1 CPU process(es):" in r.stdout and "one process, one device" in r.stdout
+    assert "identical to 1 CPU process(es)" in r.stdout and "GPU" not in r.stdout
+    assert "GPU" not in r.stderr
     assert "ms/puzzle" not in r.stdout.split("scaling")[0]   # no header over an empty table
 
 

@@ -45,6 +45,20 @@ def test_every_command_has_help(command):
 
 
 @pytest.mark.parametrize("command", COMMANDS)
+def test_every_option_that_takes_a_value_says_what(command):
+    """A repeatable option shows no type (`_shown_type`), so it needs a metavar: eval's
+    --sigma-from showed an empty column where the others show <str> or REPORT."""
+    import typer
+    from typer.core import TyperOption  # typer 0.29's own click, not the click package's
+
+    sub = typer.main.get_command(app).commands[command]
+    ctx = sub.make_context(command, [], resilient_parsing=True)
+    bare = [p.opts[0] for p in sub.params if isinstance(p, TyperOption) and not p.is_flag
+            and not (p.metavar or p.display_type_rich(ctx))]
+    assert not bare, bare
+
+
+@pytest.mark.parametrize("command", COMMANDS)
 def test_every_commands_examples_parse(command):
     """Each command's --help shows examples, and every one of them is accepted by the command's
     own parser (options that exist, values of the right type): examples that cannot rot."""

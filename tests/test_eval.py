@@ -275,6 +275,9 @@ def test_a_large_cpu_evaluation_says_how_large_and_how_to_look_first(ckpt, datas
     # 5 puzzles x (baselines of D=3 and K*D=300 steps + K=100 x D=3 x 3 seeds)
     assert "on a CPU this evaluation is 6,015 supervision steps of the model" in text
     assert f"For a first look: {eval_cmd.FIRST_LOOK} (a mix of types" in text
+    # it said "about a minute", which took 2-3 minutes on a busy 2-core machine
+    assert f"(a mix of types: {eval_cmd.FIRST_LOOK_TIME})" in text
+    assert "busy" in eval_cmd.FIRST_LOOK_TIME
     assert "--sample" in eval_cmd.FIRST_LOOK  # not --limit: the first puzzles are one type
     r = ptrm("eval", "--split", "val", "--data", dataset, "-c", ckpt, "--K", 2, "--seeds", 1,
              "--out", tmp_path / "b", "--no-plots")
@@ -514,7 +517,11 @@ def test_eval_checkpoint_of_another_vocabulary(dataset, tmp_path):
     from ptrm_cli.vocab import PAD, Vocab
 
     maze = save_tiny_checkpoint(tmp_path / "maze", Vocab("maze", (PAD, "wall", "open")))
-    bad("eval", "--split", dataset, "-c", maze, match="vocabulary")
+    r = bad("eval", "--split", dataset, "-c", maze, match="vocabulary")
+    # the hint says what would match (it was the generic "ptrm eval --help says what it takes")
+    text = " ".join(r.output.split())
+    assert "a checkpoint trained on 'ppbench' data (-c)" in text, text
+    assert "this model on a 'maze' dataset" in text and "--help says" not in text
 
 
 # -- --merge: seeds run as separate jobs, put back together ------------------------------------
@@ -578,7 +585,9 @@ def test_merge_of_one_seed_jobs_equals_one_job_of_every_seed(report, ckpt, datas
 def test_merge_refuses_reports_of_different_evaluations(report, ckpt, dataset, tmp_path):
     _, whole = report
     bad("eval", "--merge", whole, match="two or more reports")
-    bad("eval", "--merge", whole, "--merge", whole, match="seed 0 is in both")
+    copy = tmp_path / "copy.json"  # another report of the same seeds (one given twice: below)
+    copy.write_text((whole / "report.json").read_text())
+    bad("eval", "--merge", whole, "--merge", copy, match="seed 0 is in both")
     bad("eval", "--merge", whole, "--merge", tmp_path / "none", match="no such report")
     junk = tmp_path / "junk.json"
     junk.write_text("{}")
@@ -611,6 +620,17 @@ def test_merge_refuses_reports_of_different_evaluations(report, ckpt, dataset, t
     (tmp_path / "drawn.json").write_text(json.dumps(drawn))
     bad("eval", "--merge", whole, "--merge", tmp_path / "drawn.json",
         match="width-curve judgments (label vs rules)")
+
+
+def test_merge_of_one_report_given_twice_says_so(report, tmp_path):
+    """It said "seed 0 is in both X and X": one path named twice, as if two reports shared it."""
+    _, whole = report
+    out = tmp_path / "m"
+    bad("eval", "--merge", whole, "--merge", whole, "-o", out,
+        match=f"--merge {whole} is given twice: a report merges once")
+    bad("eval", "--merge", whole, "--merge", whole / "report.json", "-o", out,
+        match=f"--merge {whole} and --merge {whole / 'report.json'} are the same report")
+    assert not out.exists()
 
 
 def test_merge_refuses_an_out_that_is_a_file_or_in_use(report, ckpt, dataset, tmp_path):
@@ -794,9 +814,78 @@ def test_resume_refuses_another_evaluations_runs_and_start_over_says_so(ckpt, da
     r = ptrm(*base, "--K", 2)  # without --resume: starts over, and says so
     assert r.exit_code == 0 and "starting over" in r.output, r.output
     assert not (out / "partial.json").exists() and (out / "report.json").exists()
-    r = ptrm(*base, "--K", 2, "--resume")  # nothing saved: everything runs, and it says the
-    # finished report.json is replaced
+    r = ptrm(*base, "--K", 3, "--resume")  # nothing saved: everything runs, and it says the
+    # finished report.json (of another K) is replaced
     assert r.exit_code == 0 and "is a finished evaluation" in r.output, r.output
+    r = ptrm(*base, "--K", 3, "--resume")  # that same evaluation: complete, nothing runs
+    assert r.exit_code == 0 and "already complete, nothing run" in r.output, r.output
+
+
+def test_resume_of_a_finished_evaluation_leaves_it(report, ckpt, dataset, tmp_path,
+                                                  monkeypatch):
+    """--resume on a folder whose report is this very evaluation, complete, ran everything
+    again and replaced it. Now it says so and shows the report as the run did (--json: its
+    JSON); other settings still run again, the note saying what differs."""
+    import shutil
+
+    from ptrm_cli.engine import distributed
+
+    _, whole = report
+    out = tmp_path / "done"
+    shutil.copytree(whole, out)
+    before = {f.name: f.read_bytes() for f in out.iterdir()}
+
+    def nothing_runs(*args, **kw):
+        raise KeyboardInterrupt  # a run started: the test stops there (exit 130)
+
+    monkeypatch.setattr(distributed, "sample", nothing_runs)
+
+    def resume(*extra, K=4, seeds=2):  # the report fixture's evaluation by default
+        return ptrm("eval", "--split", "val", "--data", dataset, "-c", ckpt, "--K", K, "--D", 2,
+                    "--sigma", "0,0.5", "--seeds", seeds, "--out", out, "--resume", *extra)
+
+    r = resume("--json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout) == json.loads(before["report.json"])
+    assert "holds this evaluation, complete: nothing left to run" in " ".join(r.stderr.split())
+    r = resume()
+    assert r.exit_code == 0 and "already complete, nothing run" in r.stdout, r.output
+    assert {f.name: f.read_bytes() for f in out.iterdir()} == before  # left as it was
+    # another evaluation (K), or more of this one (a seed): run again, as before, saying why
+    r = resume(K=3)
+    assert r.exit_code == 130 and "is a finished evaluation of other settings (different K: " \
+        "4 in the report, 3 now)" in " ".join(r.output.split()), r.output
+    r = resume(seeds=3)
+    assert r.exit_code == 130 and "is a finished evaluation of other σ, seeds or TRM depths" \
+        in " ".join(r.output.split()), r.output
+
+
+def test_resume_refuses_runs_saved_with_another_cpu_thread_count(ckpt, dataset, tmp_path):
+    """A CPU sums in another order with another thread count: --resume with other --threads
+    mixed runs that do not repeat bit for bit into one report. Refused, naming both counts; a
+    partial.json from a GPU (or before the count was kept) has none, and resumes."""
+    from ptrm_cli.eval_resume import fingerprint
+
+    out = tmp_path / "ev"
+    out.mkdir()
+    base = ["eval", "--split", "val", "--data", dataset, "-c", ckpt, "--K", 2, "--D", 2,
+            "--sigma", "0.5", "--seeds", 1, "--det-D", 2, "--out", out, "--no-plots"]
+    loaded = solver.load_model(str(ckpt), "cpu")
+    ev = eval_sets.resolve_split("val", str(dataset), loaded)
+
+    def saved(threads):
+        fp = fingerprint(str(ckpt), loaded.config.to_dict(), ev.keys, 2, 2, "z", 8,
+                         exact=True, threads=threads)
+        (out / "partial.json").write_text(json.dumps(
+            {"format": "ptrm-eval-partial/1", "fingerprint": fp, "runs": {}}))
+
+    saved(torch.get_num_threads() + 1)  # the tests run on one thread (conftest)
+    r = bad(*base, "--resume", match=f"(different cpu_threads: {torch.get_num_threads() + 1} "
+            f"in the saved runs, {torch.get_num_threads()} now)")
+    assert f"--threads {torch.get_num_threads() + 1} resumes them" in r.output
+    saved(None)  # a GPU's runs: the thread count is not theirs to differ in
+    r = ptrm(*base, "--resume")
+    assert r.exit_code == 0 and "another evaluation" not in r.output, r.output
 
 
 def test_halt_takes_the_answer_at_the_first_confident_step(ckpt, dataset, tmp_path):

@@ -80,8 +80,9 @@ def bench(
                                   help="Matrix size of the peak measurement."),
     out: str = typer.Option(None, "--out", "-o", help="Write the full report (JSON) here."),
     gpus: int = typer.Option(None, "--gpus", min=1,
-                             help="Run on N GPUs of this machine (re-launches under torchrun); "
-                                  "adds the scaling measurement."),
+                             help="Run on N GPUs of this machine (re-launches under torchrun; "
+                                  "with --device cpu, N CPU processes); adds the scaling "
+                                  "measurement."),
     threads: int = threads_option("torch's: one a core"),
     as_json: bool = JSON,
 ):

@@ -61,7 +61,8 @@ def evaluate(
     sigma: list[str] = typer.Option([], "--sigma", metavar="SIGMA[,SIGMA...]",
                                     show_default="the checkpoint's validated σ, else 0.2",
                                     help="Noise scale; several (0.1,0.2 or repeated) for a sweep."),
-    sigma_from: list[Path] = typer.Option(None, "--sigma-from", show_default=False, help=(
+    sigma_from: list[Path] = typer.Option(None, "--sigma-from", metavar="REPORT",
+                                          show_default=False, help=(
         "A report.json (or its folder) of a sigma sweep on validation: use the sigma with its "
         "best aggregate best-Q@K (the paper's protocol: sigma chosen on validation only), on "
         "the noise target that sweep used (its --perturb).")),
@@ -158,6 +159,7 @@ def evaluate(
     # torch and the engine load here, not when `ptrm --help` starts
     set_threads(threads)
     from .. import evaluate as ev_mod
+    from ..eval_finished import finished_report
     from ..eval_sets import resolve_split
     from .. import arc_solve, codec as registry, solver
     from ..engine import distributed
@@ -261,7 +263,14 @@ def evaluate(
         if out is None:  # the default is named after the split, known only now
             out = Path(f"eval_{Path(evset.name).name}")
             _claim_out(out, sigma_from, hold, main=main)
-        saved = _saved_runs(out, loaded, evset, settings, resume=resume, write=main)
+        fp = _fingerprint(loaded, evset, settings)
+        # every rank reads it (one machine's folder), so they all stop here or all run
+        if resume and (done := finished_report(out, fp, len(evset.keys),
+                                               ev_mod.run_keys(settings))) is not None:
+            if main:
+                _show_finished(done, out, as_json=as_json)
+            return
+        saved = _saved_runs(out, fp, evset, settings, resume=resume, write=main)
 
         if not main:  # other ranks of a torchrun launch: compute their share, print nothing
             ev_mod.run_eval(loaded, evset, settings, saved=saved)
@@ -327,8 +336,12 @@ def evaluate(
 #: (~5 minutes at the 2-3e11 FLOP/s two cores give the 7M model)
 CPU_NOTE_FLOP = 6e13
 #: what the note suggests: 6 golden puzzles of 4 types, TRM and PTRM at D=4, took 51 s on 2
-#: cores with the bundled model (2026-11-27); `--limit 5` took the first type's only
+#: cores with the bundled model (2026-11-27), 50 s with other work loading them to 1.3-1.8
+#: (2026-11-28), and 2-3 minutes on a 2-core machine kept busier; `--limit 5` took the first
+#: type's only
 FIRST_LOOK = "--sample 6 --K 8 --D 4 --det-D 4 --seeds 1"
+#: how long it takes, as the note says it: the measurements above, not a promise
+FIRST_LOOK_TIME = "about a minute on 2 CPU cores, a few when they are busy"
 #: the options that size an evaluation: given any of them, the user chose its size
 SIZE_OPTIONS = {"--K", "--D", "--seeds", "--limit", "--sample", "--det-D", "--sigma"}
 
@@ -347,17 +360,39 @@ def _cpu_note(ctx: typer.Context, steps: int, config) -> None:
     err_console.print(
         f"[yellow]note:[/] on a CPU this evaluation is {steps:,} supervision steps of the model "
         f"({fmt_flops(flop)}), long for a CPU; the time left shows about a minute in. For a "
-        f"first look: {FIRST_LOOK} (a mix of types, about a minute)", highlight=False,
+        f"first look: {FIRST_LOOK} (a mix of types: {FIRST_LOOK_TIME})", highlight=False,
         soft_wrap=True)
 
 
-def _saved_runs(out: Path, loaded, evset, settings, *, resume: bool, write: bool):
+def _fingerprint(loaded, evset, settings) -> dict:
+    """What every run of this evaluation shares (eval_resume.fingerprint): what partial.json's
+    runs and a finished report.json in --out are compared by."""
+    import torch
+
+    from ..eval_resume import fingerprint
+
+    # a CPU's sums, and so its results, depend on the thread count; a GPU's do not
+    threads = torch.get_num_threads() if loaded.device == "cpu" else None
+    return fingerprint(loaded.path, loaded.config.to_dict(), evset.keys, settings.K, settings.D,
+                       settings.perturb, settings.draws, settings.halt, settings.exact,
+                       threads)
+
+
+def _show_finished(report: dict, out: Path, *, as_json: bool) -> None:
+    """--resume of an evaluation already complete: say so, and show its report as the run that
+    wrote it did (its JSON on stdout with --json); the folder is left as it is."""
+    file = out / "report.json"
+    err_console.print(f"{esc(file)} holds this evaluation, complete: nothing left to run "
+                      "(without --resume it runs again)", highlight=False, soft_wrap=True)
+    _show(report, as_json=as_json, last=f"already complete, nothing run: {file}")
+
+
+def _saved_runs(out: Path, fp: dict, evset, settings, *, resume: bool, write: bool):
     """Where finished runs are kept (OUT/partial.json) and, with --resume, read back."""
-    from ..eval_resume import NAME, SavedRuns, finished_runs, fingerprint, other_runs
+    from ..eval_finished import how_it_differs
+    from ..eval_resume import NAME, SavedRuns, finished_runs, other_runs
 
     path = out / NAME
-    fp = fingerprint(loaded.path, loaded.config.to_dict(), evset.keys, settings.K, settings.D,
-                     settings.perturb, settings.draws, settings.halt, settings.exact)
     saved = SavedRuns(path, fp, resume=resume, write=write, n_puzzles=len(evset.keys))
     if write and path.exists():
         from ..evaluate import run_keys
@@ -390,8 +425,10 @@ def _saved_runs(out: Path, loaded, evset, settings, *, resume: bool, write: bool
                                   "evaluation; starting over", highlight=False)
     elif write and resume and (path.parent / "report.json").is_file():
         err_console.print(f"[yellow]note:[/] {esc(path.parent / 'report.json')} is a finished "
-                          "evaluation and nothing is saved to resume: running everything "
-                          "again, and replacing it", highlight=False, soft_wrap=True)
+                          f"evaluation{esc(how_it_differs(out, fp, len(evset.keys)))} and "
+                          "nothing is "
+                          "saved to resume: running everything again, and replacing it",
+                          highlight=False, soft_wrap=True)
     elif write and resume:
         err_console.print(f"[dim]nothing saved in {esc(path)} yet: running everything[/]",
                           highlight=False)
@@ -431,10 +468,11 @@ def _merge(paths: list[Path], out: Path, *, plots: bool, as_json: bool) -> None:
     from ..eval_merge import load_report, merge
     from ..evaluate import report_file
 
-    target = (out / "report.json").resolve()
-    if any(report_file(p.expanduser()).resolve() == target for p in paths):
+    files = [report_file(p.expanduser()).resolve() for p in paths]
+    if (out / "report.json").resolve() in files:
         raise PtrmError(f"--out {out} holds one of the reports being merged: the merge would "
                         "replace it", hint="write the merge to another folder")
+    _refuse_twice(paths, files)
     report = merge([load_report(p.expanduser()) for p in paths])
     _check_out(out)
     with exclusive(out, "eval --out"):  # not into a folder an evaluation is writing
@@ -446,22 +484,40 @@ def _merge(paths: list[Path], out: Path, *, plots: bool, as_json: bool) -> None:
                              "reports; ")
 
 
+def _refuse_twice(paths: list[Path], files: list[Path]) -> None:
+    """One report given twice (`--merge s0 --merge s0/report.json`): said as such, not as
+    seeds that two reports share (the same path named twice)."""
+    for i, file in enumerate(files):
+        if file in files[:i]:
+            first = paths[files.index(file)]
+            said = f"--merge {first} is given twice" if first == paths[i] else \
+                f"--merge {first} and --merge {paths[i]} are the same report ({file})"
+            raise PtrmError(f"{said}: a report merges once",
+                            hint="give each seed job's report once")
+
+
 def _write_and_show(report: dict, out: Path, *, plots: bool, as_json: bool, what: str = "",
                     written: Callable[[], None] | None = None):
     """report.json (and plots) into `out`, `written()`, then the report on stdout: JSON or the
     tables."""
-    from .. import evaluate as ev_mod, solver
+    from .. import evaluate as ev_mod
 
     files = ev_mod.write_report(report, out, plots=plots)
     if written is not None:
         written()
+    _show(report, as_json=as_json, last=f"{what}wrote " + ", ".join(map(str, files.values())))
+
+
+def _show(report: dict, *, as_json: bool, last: str) -> None:
+    """The report on stdout: its JSON, or the tables and then `last` (what became of it)."""
+    from .. import evaluate as ev_mod, solver
+
     if as_json:
         typer.echo(solver.to_json(report))
         return
     for table in ev_mod.tables(report):
         console.print(table)
-    console.print(f"{what}wrote " + esc(", ".join(map(str, files.values()))), highlight=False,
-                  soft_wrap=True)
+    console.print(esc(last), highlight=False, soft_wrap=True)
 
 
 def _layouts(split: str, data: str | None) -> list:
