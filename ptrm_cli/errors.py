@@ -23,6 +23,18 @@ class UsageError(PtrmError, ValueError):
     which Python callers expect of a bad argument."""
 
 
+def check_counts(**values) -> None:
+    """A UsageError for each library argument that should be a whole number >= 1 or None
+    (`wave=0`, `sample=0`, `limit=True`): where the CLI's option parser checks its flags, a
+    Python caller's values went through and were read as something else."""
+    import numbers
+
+    for name, v in values.items():
+        if v is not None and not (isinstance(v, numbers.Integral) and not isinstance(v, bool)
+                                  and v >= 1):
+            raise UsageError(f"{name} must be a whole number >= 1 or None (got {v!r})")
+
+
 def help_hint(command: str) -> str:
     """The hint of a mistake raised without one (README: every mistake has a hint): where
     `command` says what it takes."""

@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from . import codec as registry
-from .errors import ParseError, PtrmError
+from .errors import ParseError, PtrmError, UsageError, check_counts
 from .paths import report_path
 from .solver import LoadedModel, Verifier, adopt_vocab, family_for, has_no_table, reads_family
 
@@ -386,6 +386,12 @@ def resolve_split(split: str, data: str | None, loaded: LoadedModel, *,
     (Sudoku-Extreme CSV, ...) | DATASET_DIR | NAME (with --data DIR); only `types` (before any
     puzzle is encoded, so other types' codecs need not fit the model), then a seeded `sample`
     of what is left (`sample_rows`). `min_difficulty`: source files with ratings."""
+    if isinstance(types, str) or (types is not None and not all(isinstance(t, str)
+                                                                 for t in types)):
+        # a bare "sudoku" was read letter by letter: "no s, u, d, o, k, u puzzles"
+        raise UsageError(f"types must be a list of type names, e.g. ['sudoku'] (got "
+                         f"{types!r})")
+    check_counts(limit=limit, sample=sample)
     p = Path(split).expanduser()
     if min_difficulty is not None and not (data is None and p.is_file()):
         raise PtrmError("--min-difficulty applies to a rated source file (a Sudoku-Extreme "

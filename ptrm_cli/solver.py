@@ -20,6 +20,7 @@ from __future__ import annotations
 import codecs
 import json
 import math
+import numbers
 import os
 import re
 import sys
@@ -33,8 +34,8 @@ import torch
 
 from . import codec as registry
 from .codec import Codec, Family, Parsed, Puzzle, Solution, Violation
-from .errors import CodecNotFound, OtherType, ParseError, PtrmError, UsageError, json_problem, \
-    load_json
+from .errors import CodecNotFound, OtherType, ParseError, PtrmError, UsageError, check_counts, \
+    json_problem, load_json
 from .vocab import Vocab
 
 #: what `ptrm solve` reads at most from a file or stdin (a puzzle is a few KB)
@@ -589,6 +590,7 @@ class Verifier:
     """Decode + verify predictions for one puzzle, once per distinct token sequence."""
 
     def __init__(self, codec: Codec, puzzle: Puzzle, family: Family):
+        check_family(codec, family)
         self.codec, self.puzzle, self.family = codec, puzzle, family
         self._cache: dict[bytes, Verdict] = {}
 
@@ -668,12 +670,26 @@ class SolveResult:
     timed_out: bool = False  # stopped by the time limit (answer: the best so far)
 
 
+def check_family(codec: Codec, family: Family) -> None:
+    """A UsageError for a family the codec does not encode into: a lightup encoded "into" the
+    maze family failed inside the codec, with "'lightup.white' is outside the maze vocabulary
+    (wall numbers are 0..4)", and a Verifier decoded a foreign table into nonsense."""
+    names = [f.name for f in codec.families]
+    if getattr(family, "name", None) not in names:
+        got = f"the {family.name!r} family" if isinstance(family, Family) else \
+            type(family).__name__
+        raise UsageError(f"the {codec.name!r} codec does not encode into {got} (its families: "
+                         f"{', '.join(names)})",
+                         hint="solver.family_for(codec, loaded) gives the one the model reads")
+
+
 def encode_puzzle(codec: Codec, puzzle: Puzzle, family: Family, source: str | None = None):
     """The puzzle's tokens in the model's family; one the family cannot hold (a grid too big,
     a clue past its vocabulary) is a ParseError naming `source`."""
     if puzzle.type != codec.name:  # else "a 10x10 sudoku does not fit ..." of a lightup
         raise UsageError(f"a {puzzle.type} puzzle given to the {codec.name!r} codec",
                          hint=f"registry.get({puzzle.type!r}) is its codec")
+    check_family(codec, family)
     try:
         with registry.contract(codec, "encode"):
             return registry.checked_tokens(codec, codec.encode(puzzle, family=family), family)
@@ -717,8 +733,10 @@ def solve_puzzle(loaded: LoadedModel, codec: Codec, puzzle: Puzzle, family: Fami
 
     D = loaded.config.halt_max_steps if D is None else D
     sigma, _, perturb = loaded.noise_choice(sigma, perturb)
+    _check_solve_options(wave=wave, chunk_rows=chunk_rows, check_every=check_every,
+                         time_limit=time_limit, q_threshold=q_threshold)
     if selector not in SELECTORS:
-        raise PtrmError(f"unknown selector {selector!r} (choose from {', '.join(SELECTORS)})")
+        raise UsageError(f"unknown selector {selector!r} (choose from {', '.join(SELECTORS)})")
     t0 = time.perf_counter()
     tokens = torch.as_tensor(encode_puzzle(codec, puzzle, family, source), dtype=torch.long)[None]
     verifier = Verifier(codec, puzzle, family)
@@ -750,6 +768,21 @@ def solve_puzzle(loaded: LoadedModel, codec: Codec, puzzle: Puzzle, family: Fami
         chosen=int(ran[pick]), time_s=time.perf_counter() - t0, preds=P, q_all=Q,
         row_steps=int(res.row_steps), flops=float(res.flops),
         chosen_step=int(res.steps[0, ran[pick]]), timed_out=res.timed_out)
+
+
+def _check_solve_options(*, wave, chunk_rows, check_every, time_limit, q_threshold) -> None:
+    """solve_puzzle's optional settings, as `ptrm solve` checks its options: wave=0 ran
+    waves of 1, check_every=0 checked at the end of each wave only (None's meaning), and a
+    negative time_limit or a q_threshold above 1 ran without a word."""
+    check_counts(wave=wave, chunk_rows=chunk_rows, check_every=check_every)
+    if time_limit is not None and not (isinstance(time_limit, numbers.Real)
+                                       and time_limit >= 0):  # NaN too
+        raise UsageError(f"time_limit must be seconds >= 0 or None, no limit (got "
+                         f"{time_limit!r})")
+    if q_threshold is not None and not (isinstance(q_threshold, numbers.Real)
+                                        and 0 <= q_threshold <= 1):
+        raise UsageError(f"q_threshold must be a probability in [0, 1] (sigmoid(Q) above it "
+                         f"stops) or None (got {q_threshold!r})")
 
 
 def judges(codec: Codec, puzzle: Puzzle) -> bool:

@@ -1108,3 +1108,15 @@ def test_a_missing_source_in_a_folder_it_may_not_list_is_still_one_message(
     with pytest.raises(B.PtrmError, match="no such file") as e:
         B.collect_sources([tmp_path / "b.jsonl"])
     assert "holds no 'b.jsonl'" in e.value.hint
+
+
+def test_a_bare_any_in_sizes_says_how_to_write_it():
+    """`--sizes any` (docs/PLUGINS.md once read "`any` keeps every size") was refused as "not
+    TYPE=ROWSxCOLS", a form with no place for `any` (QA 2026-11-28)."""
+    from ptrm_cli.commands.build_data import parse_sizes
+    from ptrm_cli.errors import PtrmError
+
+    with pytest.raises(PtrmError, match=r"'any' is not TYPE=ROWSxCOLS .* or TYPE=any") as e:
+        parse_sizes("any")
+    assert "*=any" in e.value.hint
+    assert parse_sizes("*=any") == {"*": None}

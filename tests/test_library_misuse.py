@@ -139,3 +139,55 @@ def test_verifiers_check_what_they_are_given(loaded, sudoku):
         _, lightup = registry.parse("https://puzz.link/p?akari/2/2/j")
         with pytest.raises(UsageError, match="a lightup puzzle given to the 'sudoku' codec"):
             solver.encode_puzzle(codec, lightup.puzzle, family)
+
+
+@pytest.mark.parametrize("kw, says", [
+    ({"wave": 0}, "wave must be a whole number >= 1 or None (got 0)"),
+    ({"check_every": 0}, "check_every must be a whole number >= 1 or None (got 0)"),
+    ({"chunk_rows": 0}, "chunk_rows must be a whole number >= 1 or None (got 0)"),
+    ({"time_limit": -1}, "time_limit must be seconds >= 0 or None"),
+    ({"time_limit": float("nan")}, "time_limit must be seconds >= 0 or None"),
+    ({"q_threshold": 2.0}, "q_threshold must be a probability in [0, 1]"),
+    ({"selector": "bestq"}, "unknown selector 'bestq'"),
+])
+def test_solve_puzzle_refuses_run_options_outside_what_ptrm_solve_takes(loaded, sudoku,
+                                                                         monkeypatch, kw, says):
+    """wave=0 ran waves of 1, check_every=0 meant None (checks at the end of a wave only), a
+    negative time_limit or a q_threshold of 2 ran without a word (QA 2026-11-28)."""
+    codec, puzzle, family = sudoku
+    monkeypatch.setattr(fast, "_Pool", None)  # nothing may run
+    with pytest.raises(UsageError, match=f"^{re.escape(says)}"):
+        solver.solve_puzzle(loaded, codec, puzzle, family, **{"K": 2, "D": 2, **kw})
+
+
+def test_a_family_the_codec_does_not_encode_into_is_named(loaded, sudoku):
+    """A sudoku encoded "into" the maze family failed inside the codec with a message about
+    the maze's wall numbers; a Verifier took it and decoded nonsense (QA 2026-11-28)."""
+    from ptrm_cli import codec as registry
+
+    if "maze" not in installed_codecs():
+        pytest.skip("the maze codec is not installed")
+    codec, puzzle, _ = sudoku
+    maze = registry.get("maze").families[0]
+    says = r"the 'sudoku' codec does not encode into the 'maze' family \(its families: ppbench"
+    with pytest.raises(UsageError, match=says):
+        solver.encode_puzzle(codec, puzzle, maze)
+    with pytest.raises(UsageError, match=says):
+        solver.Verifier(codec, puzzle, maze)
+
+
+def test_width_curve_and_resolve_split_check_their_arguments(loaded):
+    """width_curve(ks=[0]) failed in torch's argmax; resolve_split(types="sudoku") read the
+    type letter by letter ("no s, u, d, o, k, u puzzles"), and sample=0 gave an empty set
+    (QA 2026-11-28)."""
+    from ptrm_cli import eval_sets
+
+    preds = torch.zeros(2, 4, 5, dtype=torch.long)
+    with pytest.raises(UsageError, match=r"ks must be whole numbers >= 1 \(got \[0, 2\]\)"):
+        metrics.width_curve(preds, torch.zeros(2, 4), preds[:, 0], [0, 2])
+    for kw, says in (({"types": "sudoku"}, r"types must be a list of type names, e\.g\. "
+                                           r"\['sudoku'\] \(got 'sudoku'\)"),
+                     ({"sample": 0}, r"sample must be a whole number >= 1 or None \(got 0\)"),
+                     ({"limit": -1}, r"limit must be a whole number >= 1 or None \(got -1\)")):
+        with pytest.raises(UsageError, match=says):
+            eval_sets.resolve_split("golden", None, loaded, **kw)

@@ -202,8 +202,10 @@ def parse_sizes(text: str) -> dict[str, tuple[int, int] | None]:
             continue
         r, _, c = size.lower().partition("x")
         if not (name and r.isdigit() and c.isdigit() and int(r) and int(c)):
-            raise PtrmError(f"--sizes: {part!r} is not TYPE=ROWSxCOLS (both at least 1)",
-                            hint="e.g. sudoku=9x9,*=10x10")
+            raise PtrmError(f"--sizes: {part!r} is not TYPE=ROWSxCOLS (both at least 1) or "
+                            "TYPE=any",
+                            hint="e.g. sudoku=9x9,*=10x10; *=any keeps every size that fits "
+                                 "the family grid")
         out[name] = (int(r), int(c))
     return out
 

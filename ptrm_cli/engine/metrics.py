@@ -17,6 +17,7 @@ model writes untrained junk there, and two rollouts with the same answer would c
 from __future__ import annotations
 
 import math
+import numbers
 
 import torch
 
@@ -126,6 +127,9 @@ def width_curve(preds: torch.Tensor, q: torch.Tensor, labels: torch.Tensor,
     mean the same as on the full run, and k = K is exactly the full run's @K numbers. `ok`
     ([P, K]) judges each rollout (the rules verifier's `valid`, say); left out, label match."""
     P, K, _ = preds.shape
+    if not all(isinstance(k, numbers.Integral) and not isinstance(k, bool) and k >= 1
+               for k in ks):  # k=0 failed in argmax, "Expected reduction dim 1 to have ..."
+        raise UsageError(f"width_curve's ks must be whole numbers >= 1 (got {list(ks)!r})")
     g = torch.Generator().manual_seed(seed)
     if ok is None:
         ok = correct(preds, labels[:, None, :])  # [P, K]
