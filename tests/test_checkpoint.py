@@ -460,7 +460,7 @@ def test_convert_attaches_a_codec_family(step0, tmp_path):
                               "--family", "arc", *sets, "--set", "seq_len=16"])
     assert res.exit_code == 2 and not (tmp_path / "ck1").exists()
     assert f"reads 16 tokens but the 'arc' family lays out {arc.seq_len}" in res.output
-    assert "override says 16" in res.output
+    assert "(--set says 16)" in res.output  # the flag the user typed
 
     res = runner.invoke(app, ["convert", str(step0), "--out", str(tmp_path / "ck2"),
                               "--family", "ppbench", *sets])  # 294 tokens vs the weights' 12

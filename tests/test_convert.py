@@ -88,3 +88,76 @@ def test_a_bad_set_value_has_a_hint(tmp_path):
     assert "hint: give each --set the value the official run used" in out
     out = _convert(STEP0, "-o", tmp_path / "ck", "--config", tmp_path / "nosuch.yaml")
     assert "nosuch.yaml: no such file" in out and "hint: --config takes" in out, out
+
+
+def test_a_step_file_without_its_first_layer_is_named_incomplete(tmp_path):
+    """A state_dict whose L_level.layers.0 tensors are missing (cut down, or filtered by hand)
+    was a KeyError traceback: the first layer's SwiGLU width is read to infer `expansion`."""
+    import torch
+
+    if not STEP0.exists():
+        pytest.skip(f"golden fixtures not found at {STEP0.parent}")
+    state = torch.load(STEP0, weights_only=True)
+    torch.save({k: v for k, v in state.items() if ".layers.0." not in k}, tmp_path / "step_0")
+    out = _convert(tmp_path / "step_0", "-o", tmp_path / "ck", "--set", "seq_len=16")
+    assert "is not a whole TRM checkpoint" in out and "L_level.layers.0.mlp" in out, out
+    assert "hint:" in out and not (tmp_path / "ck").exists()
+
+
+def test_a_step_file_with_nan_weights_is_refused(tmp_path):
+    """A diverged run's step_N (NaN weights) was converted into a checkpoint that every later
+    command refused, and `ptrm solve -c step_N` answered from it with a confidence: the
+    finite check ran only on ptrm checkpoints."""
+    import torch
+
+    if not STEP0.exists():
+        pytest.skip(f"golden fixtures not found at {STEP0.parent}")
+    state = torch.load(STEP0, weights_only=True)
+    key = next(k for k in state if k.endswith("lm_head.weight"))
+    state[key] = torch.full_like(state[key], float("nan"))
+    torch.save(state, tmp_path / "step_0")
+    sets = [f"--set={kv}" for kv in ("seq_len=16", "H_cycles=2", "L_cycles=3", "num_heads=2",
+                                     "halt_max_steps=4", "pos_encodings=rope",
+                                     "puzzle_emb_len=4")]
+    out = _convert(tmp_path / "step_0", "-o", tmp_path / "ck", *sets)
+    assert "lm_head.weight holds NaN or infinite values" in out and "hint:" in out, out
+    assert not (tmp_path / "ck").exists()
+
+
+def test_converting_into_the_folder_one_stands_in_is_refused_by_name(tmp_path, monkeypatch):
+    """`cd ckpt && ptrm convert step_N --out .` was a ValueError traceback ("PosixPath('.')
+    has an empty name") after the import: the atomic swap cannot replace the folder one is
+    in. Refused before the work, as build-data refuses it."""
+    (tmp_path / "ck").mkdir()
+    (tmp_path / "ck" / "config.json").write_text("{}")
+    monkeypatch.chdir(tmp_path / "ck")
+    for out in (".", "..", "/"):
+        said = " ".join(_convert(STEP0, "-o", out, "--set", "seq_len=16").split())
+        assert f"--out {out}: name the checkpoint folder" in said and "hint:" in said, said
+    assert [p.name for p in (tmp_path / "ck").iterdir()] == ["config.json"]
+
+
+def test_a_setting_given_with_set_is_said_to_come_from_set(tmp_path):
+    """The length clash with --family said "(override says 16)" and the table's "from" column
+    "override", for a value the user gave as `--set seq_len=16`."""
+    if not STEP0.exists():
+        pytest.skip(f"golden fixtures not found at {STEP0.parent}")
+    sets = [f"--set={kv}" for kv in ("seq_len=16", "H_cycles=2", "L_cycles=3", "num_heads=2",
+                                     "halt_max_steps=4", "pos_encodings=rope",
+                                     "puzzle_emb_len=4")]
+    said = " ".join(_convert(STEP0, "-o", tmp_path / "ck", *sets, "--family", "arc").split())
+    assert "(--set says 16)" in said and "override" not in said, said
+    r = CliRunner().invoke(app, ["convert", str(STEP0), "-o", str(tmp_path / "ck"), *sets])
+    assert r.exit_code == 0 and "override" not in r.output and "--set" in r.output, r.output
+
+
+def test_a_config_that_is_no_run_config_gets_the_config_hint(tmp_path):
+    """`--config list.yaml` (a YAML list) said "list.yaml is not a TRM run config" with the
+    hint about STEP_FILE, as if the step file were wrong."""
+    if not STEP0.exists():
+        pytest.skip(f"golden fixtures not found at {STEP0.parent}")
+    (tmp_path / "list.yaml").write_text("- 1\n- 2\n")
+    said = " ".join(_convert(STEP0, "--config", tmp_path / "list.yaml", "-o",
+                             tmp_path / "ck").split())
+    assert "is not a TRM run config" in said and "hint: --config takes the run's " \
+           "all_config.yaml" in said, said

@@ -525,6 +525,21 @@ def test_cli_generate_refuses_negative_workers(installed_codec, tmp_path):
     assert not (tmp_path / "l.jsonl").exists()
 
 
+def test_cli_generate_refuses_a_new_folder_path_as_out(installed_codec, tmp_path):
+    """`--out new/` (a folder that is not there yet) made a file named `new`: Path drops the
+    trailing '/'."""
+    from typer.testing import CliRunner
+
+    from ptrm_cli.app import app
+
+    installed_codec("lightup")
+    res = CliRunner().invoke(app, ["generate", "lightup", "--n", "1", "--out",
+                                   f"{tmp_path / 'new'}/", "-q", "--workers", "1"])
+    assert res.exit_code == 2 and "ends in '/'" in res.output and "hint:" in res.output, \
+        res.output
+    assert not os.path.lexists(tmp_path / "new")
+
+
 def test_an_interrupted_run_keeps_its_puzzles_and_says_how_many(installed_codec, tmp_path,
                                                                 monkeypatch):
     """Ctrl-C in the middle: the lines written stay, `Interrupted` counts them, and

@@ -104,7 +104,8 @@ def _import_hint(e: PtrmError, config: Path | None) -> str:
     if "(from --set)" in message:
         return ("give each --set the value the official run used: its all_config.yaml "
                 "(`arch:` section) has them")
-    if config is not None and message.startswith(f"{config}:"):
+    # "CONFIG: line 2 ..." or "CONFIG is not a TRM run config" (that one had the STEP_FILE hint)
+    if config is not None and re.match(rf"{re.escape(str(config))}[: ]", message):
         return ("--config takes the run's all_config.yaml, which TRM writes beside its "
                 "step_N files")
     return STEP_HINT
@@ -149,6 +150,10 @@ def convert(
     given = _parse_settings(settings)
     _refuse_puzzle(step_file)
     # an --out that cannot be a folder is said before the work, not after it
+    if out.name in ("", ".", ".."):  # the folder one is in or above it: the swap would replace
+        # it from under them (it was a ValueError traceback, as in build-data)
+        raise PtrmError(f"--out {out}: name the checkpoint folder, not '.', '..' or '/'",
+                        hint="e.g. --out ../NAME to replace the checkpoint you are in")
     refuse_file(out, hint="a checkpoint is a folder: give its path (it is created, or "
                           "replaced whole)")
     if (out / "train_state.json").is_file():  # replacing it whole would lose what --resume needs
@@ -180,7 +185,8 @@ def convert(
     if family and model.config.seq_len != fam.seq_len:
         raise PtrmError(f"{step_file}: the model reads {model.config.seq_len} tokens but the "
                         f"{fam.name!r} family lays out {fam.seq_len} "
-                        f"({meta['given'].get('seq_len', 'weights')} says {model.config.seq_len})",
+                        f"({_said(meta['given'].get('seq_len', 'weights'))} says "
+                        f"{model.config.seq_len})",
                         hint="pick the family of the run's dataset (see `ptrm codecs`)")
     ids = _identifiers(step_file, model, vocab, meta, identifiers)
     if ids is not None:
@@ -209,7 +215,7 @@ def convert(
     given = meta["given"]
     for key, value in cfg.items():
         origin = ("weights" if key in meta["inferred_from_weights"] and key not in given
-                  else given.get(key, "default"))
+                  else _said(given.get(key, "default")))
         table.add_row(key, str(value), origin)
     console.print(table)
     console.print(f"{count_parameters(model):,} parameters, vocabulary {vocab.family!r} "
@@ -221,6 +227,12 @@ def convert(
         console.print(f"[yellow]no identifiers attached[/]: the model has {rows:,} per-puzzle "
                       f"embeddings, and without their names no task can be mapped to them "
                       f"(pass --identifiers PATH/identifiers.json)", highlight=False)
+
+
+def _said(origin: str) -> str:
+    """Where a setting came from, as the user gave it: the meta's "override" is a --set (the
+    table and a message said "override", a word the user never typed)."""
+    return "--set" if origin == "override" else origin
 
 
 def _identifiers(step_file: Path, model, vocab, meta: dict, explicit: Path | None):

@@ -181,6 +181,10 @@ def _check_out(out: str) -> None:
         raise PtrmError("--out -: generate writes a file it can resume from, not stdout",
                         hint="pass a .jsonl path")
     path = Path(out)
+    # a new folder's name: Path drops the '/', and a file of that name was made
+    if out.endswith(("/", os.sep)) and not os.path.lexists(path):
+        raise PtrmError(f"--out {out}: names a folder (it ends in '/'), and generate writes "
+                        f"one file", hint=f"pass a .jsonl file path, e.g. {out}puzzles.jsonl")
     if path.exists() and not path.is_file() and not path.is_dir():  # a folder: said later
         raise PtrmError(f"--out {out}: not a regular file (a pipe or device)",
                         hint="pass a .jsonl path; generate reads it back to resume")

@@ -223,21 +223,27 @@ def _load_ours(root: Path, weights: Path, device, vocab: Vocab | None, overrides
         vocab.check_same(ckpt_vocab, what="the expected vocabulary",
                          other_what=f"checkpoint {root}")
     state = read_weights(weights)
-    # safetensors stores no checksum: a copy with bytes overwritten inside a tensor loaded, and
-    # NaN weights gave "confidence nan" and advice to try harder instead of an error. The sum
-    # is checked first: a NaN or inf carries into it, at no copy of a 2 GB ARC table.
-    bad = next((k for k, t in state.items() if t.is_floating_point()
-                and not bool(torch.isfinite(t.sum())) and not bool(torch.isfinite(t).all())),
-               None)
-    if bad is not None:
-        raise CheckpointError(f"{weights}: the tensor {bad} holds NaN or infinite values",
-                              hint="a damaged copy (copy it again), or a run that diverged "
-                                   "(take an earlier checkpoint of it)")
+    _refuse_nonfinite(state, weights)
     model = _build(cfg, state, device, weights)
     meta = dict(doc.get("meta") or {})
     if overrides:
         meta["overrides"] = dict(overrides)
     return model, ckpt_vocab, meta
+
+
+def _refuse_nonfinite(state: dict, where: Path) -> None:
+    """Refuse weights that hold NaN or inf, naming the tensor. safetensors stores no checksum:
+    a copy with bytes overwritten inside a tensor loaded, and NaN weights gave "confidence
+    nan" and advice to try harder instead of an error (an official step_N of a diverged run
+    was converted, and solved with, alike). The sum is checked first: a NaN or inf carries
+    into it, at no copy of a 2 GB ARC table."""
+    bad = next((k for k, t in state.items() if t.is_floating_point()
+                and not bool(torch.isfinite(t.sum())) and not bool(torch.isfinite(t).all())),
+               None)
+    if bad is not None:
+        raise CheckpointError(f"{where}: the tensor {bad} holds NaN or infinite values",
+                              hint="a damaged copy (copy it again), or a run that diverged "
+                                   "(take an earlier checkpoint of it)")
 
 
 def read_config(root: Path, overrides: dict | None = None) -> tuple[dict, TRMConfig, Vocab]:
@@ -348,12 +354,13 @@ def import_official(path, *, config_yaml=None, vocab: Vocab | None = None, devic
     The vocabulary is `vocab` if given, else a generic `trm-v{V}` table (pad, tok1, ...)."""
     path = Path(path)
     state, prefix = _read_official(path)
+    _refuse_nonfinite(state, path)
     arch, yaml_path, ignored, data_seq_len, data_paths = _read_official_yaml(path, config_yaml)
     overrides = _check_keys(overrides)
     given = {**arch, **overrides}
     source = {k: "all_config.yaml" for k in arch} | {k: "override" for k in overrides}
 
-    found, S = _infer_from_weights(state)
+    found, S = _infer_from_weights(state, path)
     for k, v in found.items():
         if k in given and given[k] != v and k != "forward_dtype":
             raise CheckpointError(f"{path}: {k}={given[k]!r} ({_origin(source[k], yaml_path)}) "
@@ -632,12 +639,21 @@ def _zip_damage(path: Path) -> str | None:
     return None if bad is None else f"its entry {bad} does not match the checksum stored with it"
 
 
-def _infer_from_weights(sd: dict) -> tuple[dict, int | None]:
+def _infer_from_weights(sd: dict, path: Path) -> tuple[dict, int | None]:
     """Config values the tensors reveal, and S (= seq_len + P) when they fix it."""
     V, D = sd[ANCHOR].shape
     layers = {int(k.split(".")[2]) for k in sd if k.startswith("L_level.layers.")}
     found = {"vocab_size": V, "hidden_size": D, "L_layers": len(layers),
              "mlp_t": any(".mlp_t." in k for k in sd)}
+    # the first layer's widths are read below: a file without them (cut down, or filtered by
+    # hand) was a KeyError traceback
+    read = ["L_level.layers.0.mlp.gate_up_proj.weight"] + \
+        (["L_level.layers.0.mlp_t.gate_up_proj.weight"] if found["mlp_t"] else [])
+    lacking = [k for k in read if k not in sd]
+    if lacking:
+        raise CheckpointError(f"{path} is not a whole TRM checkpoint (no '...{lacking[0]}' "
+                              f"tensor among {len(sd)} keys)",
+                              hint="a damaged or incomplete copy: copy the step_N file again")
     if "H_init" in sd and sd["H_init"].dtype in FORWARD_DTYPES.values():
         found["forward_dtype"] = {v: k for k, v in FORWARD_DTYPES.items()}[sd["H_init"].dtype]
     if "puzzle_emb.weights" in sd:
