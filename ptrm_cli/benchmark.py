@@ -404,7 +404,8 @@ def main(argv: list[str] | None = None) -> int:
     exit statuses (a mistake is one "error:" line and status 2, not a traceback)."""
     from .engine import distributed
 
-    args = parser().parse_args(argv)
+    ap = parser()
+    args = ap.parse_args(argv)
     kw = {k: v for k, v in vars(args).items() if k not in ("gpus", "as_json")}
     kw["modes"] = [m.strip() for m in kw["modes"].split(",") if m.strip()]
     o = BenchOptions(**kw)
@@ -418,7 +419,7 @@ def main(argv: list[str] | None = None) -> int:
         status = run_and_show(o, args.as_json)
     except PtrmError as e:
         if os.environ.get("RANK", "0") == "0":  # every rank meets it: rank 0 says it
-            print(plain_message(e), file=sys.stderr)
+            print(plain_message(e, ap.prog), file=sys.stderr)
         return e.exit_code
     except KeyboardInterrupt:  # before any mode finished: nothing to keep
         status = 130

@@ -17,16 +17,16 @@ What is checked:
   * registration: an entry point in `ptrm.codecs` named like the codec loads this codec class;
   * signatures: `parse` and `from_record` take the `source=` keyword ptrm passes;
   * families: a non-empty tuple of Family, each with a vocabulary named like it that starts
-    with "pad" (id 0), and seq_len = rows * cols;
+    with "pad" (id 0), and seq_len = rows * cols; `url_ids`: a tuple of str;
   * `example`, where the codec sets one: its own `parse` reads it, `ptrm solve` reads it as
     this type without --codec (`solver.parse_puzzle`; checked when the codec is registered),
     and `puzzle_violations` finds nothing in it;
   * `legend`, where the codec sets one: `legend_of` takes it (integers to non-empty text), and
     it names EMPTY and every value `decode(encode_label(...))` gives for the samples;
-  * per sample: the solution verifies, and `puzzle_violations` finds nothing; `encode` /
-    `encode_label` give int arrays of seq_len ids inside the vocabulary (or a PtrmError when
-    the puzzle does not fit the family); `decode(encode_label(...))` is the solution;
-    decoding arbitrary tokens never raises;
+  * per sample: the solution verifies, and `puzzle_violations` finds nothing; `key` is a
+    str and `judges` a bool; `encode` / `encode_label` give int arrays of seq_len ids inside
+    the vocabulary (or a PtrmError when the puzzle does not fit the family);
+    `decode(encode_label(...))` is the solution; decoding arbitrary tokens never raises;
     `to_url` and `to_pzprv3`, where the codec has them, parse back (and auto-detect) to the
     same key, tokens and solution, and without either the key itself parses back to the same
     tokens (a dataset stores the puzzle as that text); each of the 8 symmetries gives a verifying solution and its inverse
@@ -134,6 +134,7 @@ def _codec_problems(codec: Codec, registered: bool) -> list[str]:
                        f"{type(found[codec.name].codec).__qualname__}, not "
                        f"{type(codec).__qualname__}")
     out += _signature_problems(codec)
+    out += _url_ids_problems(codec.url_ids)
     if (why := families_problem(codec.families)) is not None:
         return out + [why]  # what `ptrm` says when it skips the plugin
     for fam in codec.families:
@@ -162,6 +163,20 @@ def _signature_problems(codec: Codec) -> list[str]:
         except ValueError:  # no signature to read (a builtin): nothing to say
             pass
     return out
+
+
+def _url_ids_problems(url_ids) -> list[str]:
+    """`url_ids` must be a tuple of ids: a bare str passed unnoticed, and type names are
+    matched against its letters (`--codec s` read as this type), URLs against its substrings."""
+    if isinstance(url_ids, str):
+        return [f"Codec.url_ids must be a tuple of str, not a str (write "
+                f"`url_ids = ({url_ids!r},)`)"]
+    if not isinstance(url_ids, tuple):
+        return [f"Codec.url_ids must be a tuple of str, not a {type(url_ids).__name__}"]
+    odd = [u for u in url_ids if not isinstance(u, str) or not u]
+    if odd:
+        return [f"Codec.url_ids must be a tuple of non-empty str; it holds {odd[0]!r}"]
+    return []
 
 
 def _example_problems(codec: Codec, *, detect: bool) -> list[str]:
@@ -275,7 +290,11 @@ def _sample_problems(codec: Codec, puzzle: Puzzle, solution: Solution, domain: l
     except Exception as e:
         return out + [f"key() failed ({type(e).__name__}: {e}); a codec without a URL form "
                       f"must override Codec.key"]
-    sections = [("tokens", lambda: _token_problems(codec, puzzle, solution)),
+    if not isinstance(key, str):  # else every check that reads it back blames parse or sniff
+        return out + [f"key returned {type(key).__name__}, not a str (text that identifies "
+                      "the puzzle and that your parse reads back)"]
+    sections = [("judges", lambda: _judges_problems(codec, puzzle)),
+                ("tokens", lambda: _token_problems(codec, puzzle, solution)),
                 ("sniff", lambda: _sniff_problems(codec, key)),
                 ("formats", lambda: _format_problems(codec, puzzle, solution, key, detect)),
                 ("transforms", lambda: _transform_problems(codec, puzzle, solution, key)),
@@ -313,6 +332,10 @@ def _crash(codec: Codec, e: Exception, section: str | None = None) -> str:
     return f"{who}raised {type(e).__name__}: {e}"
 
 
+def _is_bool(said) -> bool:
+    return isinstance(said, (bool, np.bool_))
+
+
 def _is_violations(found) -> bool:
     return isinstance(found, list) and all(isinstance(v, Violation) for v in found)
 
@@ -338,6 +361,13 @@ def _first_violation(codec: Codec, puzzle: Puzzle, solution: Solution) -> str | 
     except registry.CodecBug as e:
         raise _Finding(str(e)) from None
     return f"{found[0].code} ({found[0].message})" if found else None
+
+
+def _judges_problems(codec: Codec, puzzle: Puzzle) -> list[str]:
+    """`judges` decides whether `ptrm solve` calls an answer solved or "not judged": it must
+    answer True or False (ptrm takes its truth, so a None would leave answers unjudged)."""
+    said = codec.judges(puzzle)
+    return [] if _is_bool(said) else [f"judges returned {type(said).__name__}, not a bool"]
 
 
 def _tokens_ok(name: str, tokens, fam: Family) -> list[str]:
@@ -576,18 +606,21 @@ def _sniff_claim_problems(codec: Codec) -> list[str]:
     out = []
     for reg in others:
         text = _headerless(reg.codec.example)
+        shown = "example" + (" less its type line" if text != reg.codec.example else "")
+        try:
+            mine = codec.sniff(text)
+        except Exception:  # noqa: BLE001 - a sniff that raises is reported per sample
+            continue
+        if not _is_bool(mine):  # said as what it is, not as a claim ptrm reads into it
+            return [f"sniff returned {type(mine).__name__} on {reg.codec.name}'s {shown}, "
+                    "not a bool"]
         try:
             theirs = bool(reg.codec.sniff(text))
         except Exception:  # noqa: BLE001 - their sniff is their own conformance's business
             continue
         if not theirs:
             continue  # `ptrm solve` does not read it as theirs without a type line anyway
-        try:
-            mine = codec.sniff(text)
-        except Exception:  # noqa: BLE001 - a sniff that raises is reported per sample
-            continue
         if mine:
-            shown = "example" + (" less its type line" if text != reg.codec.example else "")
             out.append(f"sniff claims {reg.codec.name}'s {shown} ({reg.provider}), which "
                        f"{reg.codec.name}'s own sniff claims: `ptrm solve` would call such "
                        f"input ambiguous instead of reading it as {reg.codec.name}; answer "
@@ -612,7 +645,7 @@ def _sniff_problems(codec: Codec, key: str) -> list[str]:
             out.append(f"sniff raised {type(e).__name__} on {what}: {e} (it must answer True "
                        "or False, whatever the text)")
             break
-        if not isinstance(said, (bool, np.bool_)):
+        if not _is_bool(said):
             out.append(f"sniff returned {type(said).__name__} on {what}, not a bool")
             break
     return out

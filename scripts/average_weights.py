@@ -78,7 +78,9 @@ def average(paths: list[Path], weights: list[float], out: Path) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    # named as the docstring runs it: its usage line and the hint of an error without one
+    ap = argparse.ArgumentParser(prog="python3 scripts/average_weights.py",
+                                 description=__doc__.splitlines()[0])
     ap.add_argument("checkpoints", nargs="+", type=Path)
     ap.add_argument("--weights", help="comma-separated, summing to 1 (default: equal)")
     ap.add_argument("--out", type=Path, required=True)
@@ -94,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         out = average(args.checkpoints, weights, args.out)
     except PtrmError as e:  # our errors, checkpoint ones included: one line, no traceback
-        print(plain_message(e), file=sys.stderr)
+        print(plain_message(e, ap.prog), file=sys.stderr)
         return 2
     except OSError as e:  # writing --out: a file in the way, no permission
         print(f"error: --out {args.out}: cannot write there ({e.strerror or e})", file=sys.stderr)

@@ -83,7 +83,9 @@ def ship(checkpoint: Path, sweep: Path, selected_on: str, to: Path = DEFAULT_DIR
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    # named as the docstring runs it: its usage line and the hint of an error without one
+    ap = argparse.ArgumentParser(prog="python3 scripts/ship_model.py",
+                                 description=__doc__.splitlines()[0])
     ap.add_argument("checkpoint", type=Path, help="the checkpoint folder to ship")
     ap.add_argument("--sweep", type=Path, required=True,
                     help="a `ptrm eval --split val` report.json (or its folder) of these "
@@ -96,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         meta = ship(args.checkpoint, args.sweep, args.selected_on, args.to)
     except PtrmError as e:  # our errors, checkpoint ones included: one line, no traceback
-        print(plain_message(e), file=sys.stderr)
+        print(plain_message(e, ap.prog), file=sys.stderr)
         return 2
     except OSError as e:
         print(f"error: cannot write {args.to} ({e.strerror or e})", file=sys.stderr)

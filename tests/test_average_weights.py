@@ -89,6 +89,16 @@ def test_errors_are_one_line_with_exit_2(pair, tmp_path):
     assert proc.returncode == 0 and (tmp_path / "ok" / "model.safetensors").exists()
 
 
+def test_an_error_without_its_own_hint_gets_the_scripts_help_hint(script, pair, tmp_path,
+                                                                  capsys):
+    """The script printed such an error with no hint line, where every `ptrm` command
+    names its --help (README: every mistake has a hint)."""
+    assert script.main([str(pair[0]), "--out", str(tmp_path / "o")]) == 2
+    assert capsys.readouterr().err == (
+        "error: give two or more checkpoints to average\n"
+        "hint: python3 scripts/average_weights.py --help says what it takes\n")
+
+
 def test_puzzle_embedding_names_go_with_the_average_and_must_agree(script, tmp_path):
     from ptrm_codecs.families import PPBENCH
     from ptrm_cli.engine.checkpoint import save_checkpoint

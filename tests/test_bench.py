@@ -387,6 +387,21 @@ def test_python_m_benchmark_says_mistakes_in_one_line(tmp_path, monkeypatch, cap
     assert status == 2 and f"error: {message}" in err, err
 
 
+def test_python_m_benchmark_gives_a_hint_for_an_error_without_one(monkeypatch, capsys):
+    """An error without its own hint was said with no hint line, where `ptrm bench` names
+    its --help."""
+    from ptrm_cli.errors import PtrmError
+
+    def check(o):
+        raise PtrmError("something is off")
+
+    monkeypatch.setattr(benchmark, "check", check)
+    assert benchmark.main([*BENCH[1:], "--split", "random"]) == 2
+    assert capsys.readouterr().err == (
+        "error: something is off\n"
+        "hint: python -m ptrm_cli.benchmark --help says what it takes\n")
+
+
 def test_python_m_benchmark_json_and_out_are_those_of_ptrm_bench(tmp_path, capsys):
     """--json was unknown to `python -m ptrm_cli.benchmark` (and -o); --out was neither
     checked nor locked before the work."""

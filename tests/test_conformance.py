@@ -517,3 +517,77 @@ def test_a_codec_without_url_or_key_is_told_to_override_key(sudoku_samples):
                                         "and this codec writes none") as err:
         NoKey().key(samples[0][0])
     assert err.value.hint.startswith("override Codec.key with text your parse reads back")
+
+
+# -- found by a QA pass over the checker: methods answering the wrong type --------------------
+
+def test_a_sniff_answering_a_non_bool_is_said_so_not_read_as_a_claim(sudoku_samples):
+    """A sniff returning "yes" was reported, codec-wide, only as claiming arc's example: the
+    author was told their sniff is greedy, not that it answers the wrong type."""
+    cls, samples = sudoku_samples
+
+    class Yes(cls):
+        def sniff(self, text):
+            return "yes"
+
+    problems = _problems(Yes, samples[:1], registered=False, mutations=False)
+    wide = [p for p in problems if not p.startswith("sample")]
+    assert len(wide) == 1 and re.fullmatch(r"sniff returned str on \w+'s example( less its "
+                                           r"type line)?, not a bool", wide[0]), problems
+
+
+def test_url_ids_as_a_str_is_named(sudoku_samples):
+    """`url_ids = "sudoku"` passed, and `--codec s` (a letter of it) then read as sudoku."""
+    cls, samples = sudoku_samples
+
+    class Bare(cls):
+        url_ids = "sudoku"
+
+    class Odd(cls):
+        url_ids = ("sudoku", 5)
+
+    assert _problems(Bare, samples[:1], registered=False, mutations=False) == [
+        "Codec.url_ids must be a tuple of str, not a str (write `url_ids = ('sudoku',)`)"]
+    assert _problems(Odd, samples[:1], registered=False, mutations=False) == [
+        "Codec.url_ids must be a tuple of non-empty str; it holds 5"]
+
+
+def test_a_judges_answering_a_non_bool_is_named(sudoku_samples):
+    """judges was never checked: `ptrm solve` takes its truth, so a None leaves every answer
+    "not judged"."""
+    cls, samples = sudoku_samples
+
+    class Vague(cls):
+        def judges(self, puzzle):
+            return None
+
+    class Raises(cls):
+        def judges(self, puzzle):
+            raise KeyError("meta")
+
+    problems = _problems(Vague, samples[:1], registered=False, mutations=False)
+    assert [p.split("): ", 1)[1] for p in problems] == ["judges returned NoneType, not a bool"]
+    problems = _problems(Raises, samples[:1], registered=False, mutations=False)
+    assert any(p.endswith("judges: raised KeyError: 'meta'") for p in problems), problems
+
+
+def test_a_key_that_is_not_text_is_blamed_on_key(sudoku_samples):
+    """A key returning None was reported as "sniff: raised AttributeError" (or, without a
+    sniff, "parse raised AttributeError"), and where parse and sniff were not reached, not at
+    all: None == None passed every "same key" check."""
+    cls, samples = sudoku_samples
+
+    class NoKey(cls):
+        def key(self, puzzle):
+            return None
+
+    class NoKeyNoSniff(NoKey):
+        sniff = registry.Codec.sniff
+        to_url = registry.Codec.to_url
+        to_pzprv3 = registry.Codec.to_pzprv3
+
+    for bad in (NoKey, NoKeyNoSniff):
+        problems = _problems(bad, samples[:1], registered=False, mutations=False)
+        assert [p.split("): ", 1)[1] for p in problems] == [
+            "key returned NoneType, not a str (text that identifies the puzzle and that your "
+            "parse reads back)"], problems

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import torch
 
 from ptrm_cli.engine import sampler
 from ptrm_cli.engine.sampler import PERTURB, SamplerConfig, sample
+from ptrm_cli.errors import UsageError
 
 from fixtures_models import tiny_model
 
@@ -150,6 +153,18 @@ def test_no_puzzles(model):
 def test_bad_settings_are_refused(bad):
     with pytest.raises(ValueError):
         SamplerConfig(**bad)
+
+
+@pytest.mark.parametrize("bad", [-1, True, 1.5, "4"])
+@pytest.mark.parametrize("fast", [False, True], ids=["eager", "fast"])
+def test_a_bad_first_rollout_is_refused(model, inputs, bad, fast):
+    """first_rollout=-1 ran, numbering rollouts below 0, and True ran as rollout 1."""
+    cfg = SamplerConfig(K=2, D=1, sigma=0.5)
+    with pytest.raises(UsageError, match=rf"first_rollout must be a whole number >= 0 \(got "
+                                         rf"{re.escape(repr(bad))}\)"):
+        sample(model, inputs, cfg, first_rollout=bad, fast=fast, compile=False)
+    assert sample(model, inputs[:1], cfg, first_rollout=0, fast=fast, compile=False).q.shape \
+        == (1, 2)
 
 
 def test_rank0_reports_its_shards_progress_for_every_rank(model, inputs, monkeypatch):

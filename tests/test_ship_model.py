@@ -129,6 +129,17 @@ def test_the_command_line_gives_one_error_line_and_exit_2(trained, report, tmp_p
     assert r.returncode == 0 and "wrote" in r.stdout, r.stderr
 
 
+def test_an_error_without_its_own_hint_gets_the_scripts_help_hint(script, ckpt, report,
+                                                                  tmp_path, capsys):
+    """The script printed such an error with no hint line, where every `ptrm` command
+    names its --help (README: every mistake has a hint)."""
+    status = script.main([str(ckpt), "--sweep", str(sweep_of(report, tmp_path)),
+                          "--selected-on", "x", "--to", str(tmp_path / "d")])
+    err = capsys.readouterr().err
+    assert status == 2 and "records no trained_on" in err, err
+    assert err.endswith("\nhint: python3 scripts/ship_model.py --help says what it takes\n"), err
+
+
 def test_the_bundled_model_is_within_the_size_the_script_allows(script):
     from ptrm_cli.models import default_checkpoint
 

@@ -45,8 +45,8 @@ from torch import nn
 from ..errors import UsageError
 from . import norm_kernel
 from .model import TRM, SwiGLU, flops_per_step
-from .sampler import (TARGET_Y, TARGET_Z, Rollouts, add_noise, add_noise_blocked, check_inputs,
-                      check_run, puzzle_keys)
+from .sampler import (TARGET_Y, TARGET_Z, Rollouts, add_noise, add_noise_blocked,
+                      check_first_rollout, check_inputs, check_run, puzzle_keys)
 
 #: torch.compile modes that keep the batch dimension dynamic (CUDA-graph modes need fixed shapes)
 COMPILE_MODES = ("default", "max-autotune-no-cudagraphs")
@@ -368,6 +368,7 @@ def run(engine: Engine, inputs: torch.Tensor, *, K: int, D: int, sigma: float,
     final rollouts: the highest-Q verified one if any (with verify), else the highest Q."""
     check_run(K, D, sigma, perturb)
     check_inputs(engine.model.config, inputs, puzzle_ids)
+    check_first_rollout(first_rollout)
     e, dev = engine, engine.device
     P, L = inputs.shape
     W = K if wave is None else max(1, min(int(wave), K))

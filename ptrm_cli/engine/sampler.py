@@ -113,6 +113,14 @@ def check_inputs(config, inputs, puzzle_ids=None) -> None:
                                  f"table), got {lo}..{hi}")
 
 
+def check_first_rollout(first_rollout) -> None:
+    """The number of a run's first rollout: a whole number >= 0. A negative one ran, its
+    rollouts numbered below 0 (no prefix of any run), and True ran as rollout 1."""
+    if not (isinstance(first_rollout, numbers.Integral) and not isinstance(first_rollout, bool)
+            and first_rollout >= 0):
+        raise UsageError(f"first_rollout must be a whole number >= 0 (got {first_rollout!r})")
+
+
 @dataclass
 class Rollouts:
     preds: torch.Tensor  # [P, K, L] int64 predicted tokens after the last step
@@ -234,6 +242,7 @@ def sample(model: TRM, inputs: torch.Tensor, cfg: SamplerConfig, *, seed: int = 
                            (lambda done, total: on_chunk(done // cfg.K, total // cfg.K)))
         return res.rollouts()
     check_inputs(model.config, inputs, puzzle_ids)  # (fast.run checks its own)
+    check_first_rollout(first_rollout)
     P, L = inputs.shape
     K = cfg.K
     if P == 0:  # nothing to do; keep the documented shapes (torch.cat of nothing would fail)
