@@ -216,6 +216,7 @@ def build(sources: Iterable[str | Path], out: str | Path | None,
         hint = (f"no codec installed for: {', '.join(missing)}" if missing else
                 _no_records_hint(files) if read == 0 else
                 _left_out_hint(left_out, fam_name) if left_out else
+                _off_size_hint(ledger.dropped_table()) or
                 "see the dropped table: every record was filtered out")
         # out: None, as in a dry run (an earlier build there is not what this one wrote)
         raise BuildError("no puzzle survived the filters: nothing to write",
@@ -323,6 +324,17 @@ def _left_out_hint(left_out: dict[str, int], family: str | None) -> str:
               "builds it (a dataset holds one family)"
               for t in left_out if (own := _other_family(t, family)) is not None]
     return "; ".join(parts)
+
+
+def _off_size_hint(dropped: dict[str, dict[str, int]]) -> str | None:
+    """The hint when nothing survived and records were dropped as off-size: the option that
+    keeps them (--sizes), not only "see the dropped table", whose row the user must decode."""
+    off = dropped.get("wrong size")
+    if not off:
+        return None
+    types = sorted(off)
+    return (f"{', '.join(types)} records were dropped as off-size: --sizes keeps other sizes, "
+            f"e.g. --sizes {types[0]}=any (every size) or {types[0]}=ROWSxCOLS (one size)")
 
 
 def _readable_other_types(dropped: dict[str, dict[str, int]]) -> dict[str, int]:

@@ -1038,6 +1038,19 @@ def test_a_datasets_golden_puzzles_file_is_golden_when_read_back(tmp_path):
     assert [f.role for f in B.collect_sources([lookalike])] == ["pool"]
 
 
+def test_every_record_off_size_names_sizes_in_the_hint(tmp_path):
+    """4x4 sudoku lines built at the default 9x9 were all dropped as "wrong size", and the
+    hint said "see the dropped table" rather than naming the option that keeps them."""
+    if "sudoku" not in installed():
+        pytest.skip("sudoku codec not installed")
+    f = tmp_path / "pool.txt"
+    f.write_text("\n".join(_sudoku4_lines(2)) + "\n")
+    with pytest.raises(B.BuildError) as err:
+        B.build([f], None, opts(types=("sudoku",)))
+    assert "--sizes sudoku=any" in err.value.hint and "ROWSxCOLS" in err.value.hint
+    assert "dropped table" not in err.value.hint
+
+
 def test_sources_no_reader_knows_are_named_in_the_hint(tmp_path):
     """An ARC folder given without --family arc, or a JSON file of no known kind, ended in
     "the sources hold no records (a file with only its header?)"."""

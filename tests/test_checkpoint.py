@@ -580,6 +580,21 @@ def test_cut_short_and_empty_step_files_say_so(step0, tmp_path):
         import_official(empty, **SETTINGS)
 
 
+def test_another_models_yaml_is_refused_by_name_before_missing_settings(step0, tmp_path):
+    """An HRM (or trm_singlez) run's arch: has no hidden_size: it was refused as "its arch:
+    section has no hidden_size", not by the model's name as docs/ENGINE.md promises."""
+    for name, said in [("hrm.hrm_act_v1@HierarchicalReasoningModel_ACTV1", "is not a TRM"),
+                       ("recursive_reasoning.trm_singlez@TinyRecursiveReasoningModel_ACTV1",
+                        "'trm_singlez' model, not TRM")]:
+        step = _run_with_yaml(step0, tmp_path, name=name)
+        doc = yaml.safe_load((step.parent / "all_config.yaml").read_text())
+        del doc["arch"]["hidden_size"]
+        (step.parent / "all_config.yaml").write_text(yaml.safe_dump(doc))
+        with pytest.raises(CheckpointError, match=said) as e:
+            import_official(step, seq_len=16)
+        assert "hidden_size" not in str(e.value) and "TRM runs only" in e.value.hint
+
+
 def test_the_official_repositorys_other_models_are_refused_by_name(step0, tmp_path):
     """trm_singlez / trm_hier6 runs (same class name, other states) were accepted by their yaml
     and failed, if at all, on "missing: H_init"."""

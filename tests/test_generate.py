@@ -540,6 +540,27 @@ def test_cli_generate_refuses_a_new_folder_path_as_out(installed_codec, tmp_path
     assert not os.path.lexists(tmp_path / "new")
 
 
+def test_cli_generate_reads_knobs_and_out_as_the_user_wrote_them(installed_codec, tmp_path,
+                                                                  monkeypatch):
+    """`-p walls=1_0` was read as 10 (float() takes underscores), and `--out ''` was reported
+    as `--out .` (Path("") is ".")."""
+    from typer.testing import CliRunner
+
+    from ptrm_cli.app import app
+
+    installed_codec("lightup")
+    monkeypatch.chdir(tmp_path)
+    base = ["generate", "lightup", "--n", "1", "--size", "4x4", "--workers", "1", "-q"]
+    for value in ("1_0", "0_2", "\u0660.\u0662"):  # 0.2 in Arabic-Indic digits
+        res = CliRunner().invoke(app, [*base, "--out", "l.jsonl", "-p", f"walls={value}"])
+        assert res.exit_code == 2 and f"--param 'walls={value}': expected KEY=NUMBER" in \
+            res.output and "hint:" in res.output, res.output
+    assert not (tmp_path / "l.jsonl").exists()
+    res = CliRunner().invoke(app, [*base, "--out", ""])
+    assert res.exit_code == 2 and "--out '': the path is empty" in res.output, res.output
+    assert "--out ." not in res.output and "hint:" in res.output
+
+
 def test_an_interrupted_run_keeps_its_puzzles_and_says_how_many(installed_codec, tmp_path,
                                                                 monkeypatch):
     """Ctrl-C in the middle: the lines written stay, `Interrupted` counts them, and
@@ -985,3 +1006,57 @@ def test_a_write_the_disk_refuses_is_one_error(installed_codec, tmp_path):
     subprocess.run(argv + [str(whole)], check=True, capture_output=True, timeout=300)
     subprocess.run(argv + [str(out)], check=True, capture_output=True, timeout=300)
     assert _lines(out) == _lines(whole)
+
+
+def _state(pid: int) -> tuple[str, int] | None:
+    """(state, parent pid) of a live process, from Linux /proc; None once it is gone or a
+    zombie (an orphan's reaper, in a container, may never reap it)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return None if fields[0] in "ZX" else (fields[0], int(fields[1]))
+
+
+def _children(pid: int) -> list[int]:
+    """The live processes whose parent is `pid`."""
+    return [int(p.name) for p in Path("/proc").glob("[0-9]*")
+            if (_state(int(p.name)) or ("", 0))[1] == pid]
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)")
+def test_workers_of_a_killed_generate_exit_quietly(installed_codec, tmp_path):
+    """`kill -9` of a `generate --workers 2`: its workers ran on and each printed a
+    BrokenPipeError traceback sending its next puzzle, and the resource tracker warned of
+    "leaked semaphore objects"."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    installed_codec("lightup")
+    out, err = tmp_path / "l.jsonl", tmp_path / "stderr.txt"
+    argv = [sys.executable, "-m", "ptrm_cli", "generate", "lightup", "--n", "100000",
+            "--size", "6x6", "-w", "2", "-q", "--out", str(out)]
+    with open(err, "w") as stderr:
+        parent = subprocess.Popen(argv, stderr=stderr, stdout=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while not (out.exists() and out.stat().st_size > 2000):  # the workers are at work
+            assert parent.poll() is None and time.monotonic() < deadline, err.read_text()
+            time.sleep(0.1)
+        kids = _children(parent.pid)  # the two workers and the resource tracker
+        assert kids, "no worker processes found"
+    finally:
+        parent.send_signal(signal.SIGKILL)
+        parent.wait()
+    deadline = time.monotonic() + 30
+    while any(_state(k) for k in kids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = [k for k in kids if _state(k)]
+    for k in left:  # ours to end, so that a failure leaves nothing running
+        os.kill(k, signal.SIGKILL)
+    said = err.read_text()
+    assert not left, f"workers still running: {left}"
+    assert "Traceback" not in said and "BrokenPipeError" not in said, said
+    assert "resource_tracker" not in said, said

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -160,3 +161,36 @@ def test_a_rank_gives_an_error_without_a_hint_the_clis_hint(tmp_path):
     assert said[0][0].startswith("error: --resume and --init-from together")
     assert said[0][1:] == ["hint: python -m ptrm_cli train --help says what it takes"]
     assert said[1][1:] == ["hint: ptrm train --help says what it takes"]
+
+
+def test_ctrl_c_under_two_processes_says_how_to_continue(tmp_path):
+    """Ctrl-C of `ptrm train --gpus 2`: rank 0 said "stopped at step N; checkpoint saved" but
+    not the "continue with: ... --resume" command a single process says after saving."""
+    import signal
+    import time
+
+    from ptrm_cli.engine.sudoku4 import write_sudoku4
+
+    data = write_sudoku4(tmp_path / "sudoku4")
+    run = tmp_path / "run"
+    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
+    words = ["train", str(REPO / "examples/configs/tiny-cpu.yaml"), "--set", f"data.path={data}",
+             "--set", f"run_dir={run}", "--set", "train.max_steps=100000", "--gpus", "2",
+             "--device", "cpu"]
+    proc = subprocess.Popen([sys.executable, "-m", "ptrm_cli", *words], env=env,
+                            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    try:
+        log, deadline = run / "log.jsonl", time.monotonic() + 300
+        while not (log.exists() and '"train"' in log.read_text()):  # a step was taken
+            assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGINT)
+        _, said = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, said[-2000:]
+    stopped = [ln for ln in said.splitlines() if ln.startswith("stopped at step")]
+    assert len(stopped) == 1, said[-2000:]  # rank 0 only
+    assert stopped[0].split("; continue with: ")[1] == shlex.join(
+        ["ptrm", *words, "--resume"]), said[-2000:]

@@ -393,9 +393,9 @@ def test_a_named_validation_split_must_exist(sudoku4, tmp_path):
 
 
 def test_the_resume_hint_repeats_the_overrides():
-    from ptrm_cli.commands.train import _resume_command
+    from ptrm_cli.engine.train import resume_command
 
-    hint = _resume_command("c.yaml", ["data.path=my data", "run_dir=r"], 2, None)
+    hint = resume_command("c.yaml", ["data.path=my data", "run_dir=r"], 2, None)
     assert shlex.split(hint) == ["ptrm", "train", "c.yaml", "--set", "data.path=my data",
                                  "--set", "run_dir=r", "--gpus", "2", "--resume"]
 

@@ -29,12 +29,25 @@ def _size(text: str | None, gen) -> tuple[int, int]:
     return int(m.group(1)), int(m.group(2))
 
 
+#: a number as a user writes it: float() also reads `1_0` (as 10) and non-ASCII digits; nan and
+#: inf pass here so that the knob's own check says "expected a finite number"
+NUMBER = re.compile(r"\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*|\s*[-+]?(nan|inf|infinity)\s*",
+                    re.ASCII | re.IGNORECASE)
+
+
+def _number(text: str) -> float:
+    """`text` as a float, if it is a number as written (NUMBER); ValueError otherwise."""
+    if not NUMBER.fullmatch(text):
+        raise ValueError(text)
+    return float(text)
+
+
 def _params(items: list[str], gen) -> dict[str, float]:
     out, seen = {}, {}
     for item in items:
         key, sep, value = item.partition("=")
         try:
-            out[key.strip()] = float(value)
+            out[key.strip()] = _number(value)
         except ValueError:
             sep = ""
         if not sep or not key.strip():  # `=3` named no knob ("unknown --param " before)
@@ -180,6 +193,9 @@ def _check_out(out: str) -> None:
     if out == "-":
         raise PtrmError("--out -: generate writes a file it can resume from, not stdout",
                         hint="pass a .jsonl path")
+    if not out:  # Path("") is ".": it was reported as "--out .: is a folder"
+        raise PtrmError("--out '': the path is empty", hint="pass a .jsonl path, e.g. --out "
+                                                            "data/gen/puzzles.jsonl")
     path = Path(out)
     # a new folder's name: Path drops the '/', and a file of that name was made
     if out.endswith(("/", os.sep)) and not os.path.lexists(path):

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import json
 import os
-import shlex
 from pathlib import Path
 
 import typer
@@ -51,22 +51,21 @@ def train(
         from ..engine.distributed import check_gpus
 
         check_gpus(gpus, device or "cuda")
+    # the user's own words, for the command that continues the run
+    words = {"config": config, "sets": list(set_), "gpus": gpus, "device": device,
+             "threads": threads}
     if gpus is not None and gpus > 1 and int(os.environ.get("WORLD_SIZE", "1")) == 1:
         raise typer.Exit(_launch_torchrun(gpus, config, set_, resume, init_from,
-                                          device or "cuda"))
-    again = _resume_command(config, set_, gpus, device, threads)
+                                          device or "cuda", words))
+    from ..engine.train import Stop, resume_command, stopped_line, train as run
+
+    again = resume_command(**words)
     if gpus is not None and device is None:
         device = "cuda"
-    from ..engine.train import Stop, train as run
-
     try:
         result = run(config, set_, resume=resume, init_from=init_from, device=device)
     except Stop as e:
-        if not e.exact:  # a checkpoint without optimizer state or carry: weights only
-            again = _resume_command(config, [*set_, "resume.weights_only=true"], gpus, device,
-                                    threads)
-        err_console.print(f"[yellow]{esc(e)}[/]; continue with: {esc(again)}", highlight=False,
-                          soft_wrap=True)
+        err_console.print(stopped_line(e, words, markup=True), highlight=False, soft_wrap=True)
         raise typer.Exit(130)
     except KeyboardInterrupt:  # a second Ctrl-C, or one before training began: nothing saved
         if int(os.environ.get("RANK", "0")) == 0:
@@ -86,23 +85,6 @@ def train(
         _summary(result)
 
 
-def _resume_command(config: str, sets: list[str], gpus: int | None, device: str | None,
-                    threads: int | None = None) -> str:
-    """The command that continues this run: the same config and overrides (run_dir and the
-    data path may come from them), the same threads (a CPU run repeats bit for bit only with
-    them), --resume instead of --init-from."""
-    words = ["ptrm", "train", config]
-    for item in sets:
-        words += ["--set", item]
-    if gpus is not None:
-        words += ["--gpus", str(gpus)]
-    if device is not None:
-        words += ["--device", device]
-    if threads is not None:
-        words += ["--threads", str(threads)]
-    return shlex.join(words + ["--resume"])
-
-
 def _after_abort(config: str, sets: list[str], again: str) -> str:
     """Where a run aborted without saving can go on from: its newest checkpoint, if any."""
     from pathlib import Path
@@ -117,12 +99,14 @@ def _after_abort(config: str, sets: list[str], again: str) -> str:
 
 
 def _launch_torchrun(gpus: int, config: str, sets: list[str], resume: bool,
-                     init_from: str | None, device: str) -> int:
+                     init_from: str | None, device: str, words: dict) -> int:
     """One process per GPU via PyTorch's own launcher, with NVLink multicast off (our GPU hosts
     need NCCL_NVLS_ENABLE=0 and TORCH_SYMM_MEM_DISABLE_MULTICAST=1). Every process gets the
     device, so a config written for a laptop (`device: cpu`) still trains on the GPUs; `--device
-    cpu` runs N CPU processes (gloo) on purpose."""
+    cpu` runs N CPU processes (gloo) on purpose. `words`: the user's, for the command that
+    continues the run, which rank 0 says on Ctrl-C."""
     from ..engine import launch
+    from ..engine.train import RESUME_ENV
 
     args = [config, "--device", device]
     for s in sets:
@@ -135,7 +119,7 @@ def _launch_torchrun(gpus: int, config: str, sets: list[str], resume: bool,
     err_console.print(f"[dim]launching: {esc(' '.join(cmd))}[/]", highlight=False)
     # each Ctrl-C or SIGTERM is passed on to the launcher, which forwards it to the ranks:
     # they save and exit 130 (a second Ctrl-C aborts without saving)
-    return launch.supervise(cmd, launch.env())
+    return launch.supervise(cmd, {**launch.env(), RESUME_ENV: json.dumps(words)})
 
 
 def _summary(result: dict) -> None:

@@ -738,6 +738,10 @@ def _read_official_yaml(step_path: Path, config_yaml):
     if not isinstance(doc, dict):
         raise CheckpointError(f"{path} is not a TRM run config")
     arch = doc.get("arch", doc)
+    # another model's arch: is refused by its name before any missing setting: an HRM run's
+    # yaml has no hidden_size (its H/L levels), and "has no hidden_size" hid what it was
+    if isinstance(arch, dict) and ("arch" in doc or "hidden_size" in arch):
+        _refuse_other_arch(path, arch)
     if not isinstance(arch, dict) or "hidden_size" not in arch:
         # the official pretrain.py writes the model's settings under arch:, beside data_paths,
         # lr, ...; a file without them is another program's config, or cut short
@@ -749,14 +753,6 @@ def _read_official_yaml(step_path: Path, config_yaml):
             hint="the official pretrain.py writes all_config.yaml with the model's settings "
                  "under arch: (name, hidden_size, num_heads, H_cycles, L_cycles, ...): pass "
                  "that run's file with --config, or give the settings with --set KEY=VALUE")
-    name = str(arch.get("name", "trm"))
-    if "trm" not in name.lower() and "tinyrecursive" not in name.lower():
-        raise CheckpointError(f"{path}: arch {name!r} is not a TRM")
-    module = name.split("@")[0].rsplit(".", 1)[-1]  # recursive_reasoning.trm@TinyRecursive...
-    if "@" in name and module != "trm":  # trm_singlez, trm_hier6: other models, same class name
-        raise CheckpointError(f"{path}: arch {name!r} is the official repository's {module!r} "
-                              "model, not TRM (recursive_reasoning.trm@...), the one model ptrm "
-                              "implements")
     known = {f.name for f in dataclasses.fields(TRMConfig)}
     out = {k: v for k, v in arch.items() if k in known}
     ignored = sorted(k for k in arch if k not in known)
@@ -772,6 +768,20 @@ def _read_official_yaml(step_path: Path, config_yaml):
             except (OSError, ValueError, KeyError, TypeError):
                 continue
     return out, path, ignored, None, dirs
+
+
+def _refuse_other_arch(path: Path, arch: dict) -> None:
+    """Refuse an `arch:` whose name is not TRM itself (HRM, trm_singlez, trm_hier6), by name."""
+    name = str(arch.get("name", "trm"))
+    hint = ("ptrm imports TRM runs only (arch name recursive_reasoning.trm@...): pass a TRM "
+            "run's step_N, with its all_config.yaml")
+    if "trm" not in name.lower() and "tinyrecursive" not in name.lower():
+        raise CheckpointError(f"{path}: arch {name!r} is not a TRM", hint=hint)
+    module = name.split("@")[0].rsplit(".", 1)[-1]  # recursive_reasoning.trm@TinyRecursive...
+    if "@" in name and module != "trm":  # trm_singlez, trm_hier6: other models, same class name
+        raise CheckpointError(f"{path}: arch {name!r} is the official repository's {module!r} "
+                              "model, not TRM (recursive_reasoning.trm@...), the one model ptrm "
+                              "implements", hint=hint)
 
 
 def _check_keys(overrides: dict) -> dict:

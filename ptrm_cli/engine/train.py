@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
 import os
+import shlex
 import sys
 from contextlib import nullcontext
 from pathlib import Path
@@ -44,7 +46,12 @@ from .train_loop import Stop, Trainer, training_flops
 
 # The names other code imports from here (commands/train.py, scripts/bench_train.py, tests);
 # the rest is imported from the module that defines it.
-__all__ = ["train", "main", "load_config", "BatchStream", "Stop", "training_flops"]
+__all__ = ["train", "main", "load_config", "BatchStream", "Stop", "training_flops",
+           "resume_command", "stopped_line", "RESUME_ENV"]
+
+#: `ptrm train --gpus N` hands its ranks the user's words (JSON of resume_command's arguments)
+#: here, so that rank 0 says the "continue with:" line a single process says
+RESUME_ENV = "PTRM_TRAIN_WORDS"
 
 
 def train(config: str | os.PathLike | None, sets: list[str] | tuple = (), *, resume: bool = False,
@@ -115,6 +122,38 @@ def _setup_device(cfg, *, given: bool):
                              "--device cpu (or another) overrides it") from None
 
 
+def resume_command(config: str, sets: list[str], gpus: int | None, device: str | None,
+                   threads: int | None = None) -> str:
+    """The command that continues a run: the same config and overrides (run_dir and the
+    data path may come from them), the same threads (a CPU run repeats bit for bit only with
+    them), --resume instead of --init-from."""
+    words = ["ptrm", "train", config]
+    for item in sets:
+        words += ["--set", item]
+    if gpus is not None:
+        words += ["--gpus", str(gpus)]
+    if device is not None:
+        words += ["--device", device]
+    if threads is not None:
+        words += ["--threads", str(threads)]
+    return shlex.join(words + ["--resume"])
+
+
+def stopped_line(e: Stop, words: dict, *, markup: bool = False) -> str:
+    """What a run that Ctrl-C stopped says: that it saved, and the command that continues it
+    (`words`: resume_command's arguments, as the user gave them). A checkpoint without
+    optimizer state or carry continues with resume.weights_only=true. `markup`: for Rich,
+    the stop in yellow and the paths as text (`runs/exp[lr=3e-4]`)."""
+    if not e.exact:
+        words = {**words, "sets": [*words["sets"], "resume.weights_only=true"]}
+    said, again = str(e), resume_command(**words)
+    if markup:
+        from ..console import esc
+
+        said, again = f"[yellow]{esc(said)}[/]", esc(again)
+    return f"{said}; continue with: {again}"
+
+
 def main(argv: list[str] | None = None) -> int:
     """`python -m ptrm_cli.engine.train CONFIG [--set k=v ...] [--resume]` (what torchrun runs)."""
     p = argparse.ArgumentParser(prog="python -m ptrm_cli.engine.train",
@@ -129,8 +168,9 @@ def main(argv: list[str] | None = None) -> int:
         train(args.config, args.sets, resume=args.resume, init_from=args.init_from,
               device=args.device)
     except Stop as e:
-        if os.environ.get("RANK", "0") == "0":
-            print(str(e), file=sys.stderr)
+        if os.environ.get("RANK", "0") == "0":  # the user's words, when `ptrm train` launched us
+            words = os.environ.get(RESUME_ENV)
+            print(stopped_line(e, json.loads(words)) if words else str(e), file=sys.stderr)
         return 130
     except PtrmError as e:
         if os.environ.get("RANK", "0") == "0":  # every rank hits the same config error

@@ -24,7 +24,7 @@ from typing import Callable, Iterator
 from ..atomic import write_problem
 from ..codec import size_name
 from ..errors import PtrmError
-from ..workers import quiet_worker
+from ..workers import quiet_tracker, quiet_worker
 from . import get
 from .base import Instance, Knobs, puzzle_rng
 
@@ -350,6 +350,7 @@ def _results(job: Job, missing: Iterator[int], todo: int, workers: int,
             yield _made_here(make, t)
         return
     ctx = mp.get_context("spawn")  # no forked solver or Rich state; same on Linux and macOS
+    quiet_tracker()
     pool = ctx.Pool(min(workers, todo), initializer=quiet_worker)
     try:
         yield from pool.imap(make, tasks, chunksize=1)
