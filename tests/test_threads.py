@@ -40,9 +40,9 @@ def test_train_runs_with_the_threads_given(restore_threads, monkeypatch, tmp_pat
 
 
 def test_the_resume_hint_keeps_the_threads():
-    from ptrm_cli.commands.train import _resume_command
+    from ptrm_cli.engine.train import resume_command
 
-    hint = _resume_command("c.yaml", ["run_dir=r"], None, "cpu", 1)
+    hint = resume_command("c.yaml", ["run_dir=r"], None, "cpu", 1)
     assert shlex.split(hint) == ["ptrm", "train", "c.yaml", "--set", "run_dir=r", "--device",
                                  "cpu", "--threads", "1", "--resume"]
 
