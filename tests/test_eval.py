@@ -860,18 +860,24 @@ def test_resume_of_a_finished_evaluation_leaves_it(report, ckpt, dataset, tmp_pa
         in " ".join(r.output.split()), r.output
 
 
+def _small_val_eval(ckpt, dataset, tmp_path):
+    """A K=2, D=2 evaluation of the validation split into an --out made for it: the folder,
+    the command's words, the loaded model and the split (for a partial.json's fingerprint)."""
+    out = tmp_path / "ev"
+    out.mkdir()
+    base = ["eval", "--split", "val", "--data", dataset, "-c", ckpt, "--K", 2, "--D", 2,
+            "--sigma", "0.5", "--seeds", 1, "--det-D", 2, "--out", out, "--no-plots"]
+    loaded = solver.load_model(str(ckpt), "cpu")
+    return out, base, loaded, eval_sets.resolve_split("val", str(dataset), loaded)
+
+
 def test_resume_refuses_runs_saved_with_another_cpu_thread_count(ckpt, dataset, tmp_path):
     """A CPU sums in another order with another thread count: --resume with other --threads
     mixed runs that do not repeat bit for bit into one report. Refused, naming both counts; a
     partial.json from a GPU (or before the count was kept) has none, and resumes."""
     from ptrm_cli.eval_resume import fingerprint
 
-    out = tmp_path / "ev"
-    out.mkdir()
-    base = ["eval", "--split", "val", "--data", dataset, "-c", ckpt, "--K", 2, "--D", 2,
-            "--sigma", "0.5", "--seeds", 1, "--det-D", 2, "--out", out, "--no-plots"]
-    loaded = solver.load_model(str(ckpt), "cpu")
-    ev = eval_sets.resolve_split("val", str(dataset), loaded)
+    out, base, loaded, ev = _small_val_eval(ckpt, dataset, tmp_path)
 
     def saved(threads):
         fp = fingerprint(str(ckpt), loaded.config.to_dict(), ev.keys, 2, 2, "z", 8,
@@ -944,12 +950,7 @@ def test_finished_runs_of_the_same_evaluation_are_not_thrown_away(ckpt, dataset,
     """Rerunning an interrupted evaluation without --resume overwrote its partial.json."""
     from ptrm_cli.eval_resume import fingerprint
 
-    out = tmp_path / "ev"
-    out.mkdir()
-    base = ["eval", "--split", "val", "--data", dataset, "-c", ckpt, "--K", 2, "--D", 2,
-            "--sigma", "0.5", "--seeds", 1, "--det-D", 2, "--out", out, "--no-plots"]
-    loaded = solver.load_model(str(ckpt), "cpu")
-    ev = eval_sets.resolve_split("val", str(dataset), loaded)
+    out, base, loaded, ev = _small_val_eval(ckpt, dataset, tmp_path)
     fp = fingerprint(str(ckpt), loaded.config.to_dict(), ev.keys, 2, 2, "z", 8, exact=True)
     kept = json.dumps({"format": "ptrm-eval-partial/1", "fingerprint": fp,
                        "runs": {"det_D2": {"D": 2}}})
